@@ -1,0 +1,137 @@
+"""The :class:`ModelClient` interface every provider implements.
+
+A client is stateless with respect to the conversation: the agent owns the message list and
+hands it over on every turn. Messages use the OpenAI Chat Completions shape, which every
+provider translates at its own edge::
+
+    {"role": "system" | "user", "content": str}
+    {"role": "assistant", "content": str, "tool_calls": [
+        {"id": str, "type": "function", "function": {"name": str, "arguments": str}}]}
+    {"role": "tool", "tool_call_id": str, "name": str, "content": str}
+
+A turn streams :data:`ModelEvent` values: text and thinking deltas as they arrive, each tool
+call once it is complete, and a final :class:`TurnEnd` with the token usage.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning, where the provider exposes it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """A complete tool call the model asked for.
+
+    ``arguments`` is the decoded JSON object. When the model produced text that is not a
+    JSON object, ``arguments`` is empty and ``error`` says what was wrong; the agent answers
+    such a call with that error instead of running the tool.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str = ""
+    error: str | None = None
+
+    @classmethod
+    def from_json(cls, id: str, name: str, raw: str | dict | None) -> ToolCallRequest:
+        """Decode a provider's argument text (or already-decoded dict) into a request."""
+        if isinstance(raw, dict):
+            return cls(id=id, name=name, arguments=raw, raw_arguments=json.dumps(raw))
+        text = (raw or "").strip()
+        if not text:
+            return cls(id=id, name=name, arguments={}, raw_arguments="{}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return cls(
+                id=id,
+                name=name,
+                raw_arguments=text,
+                error=f"the arguments were not valid JSON ({exc.msg} at position {exc.pos}); "
+                "send a single JSON object",
+            )
+        if not isinstance(value, dict):
+            return cls(
+                id=id,
+                name=name,
+                raw_arguments=text,
+                error=f"the arguments must be a JSON object, not {type(value).__name__}",
+            )
+        return cls(id=id, name=name, arguments=value, raw_arguments=text)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts for one model call (zeros where the provider does not report them)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """The last event of a turn: usage and the provider's stop reason."""
+
+    usage: Usage = Usage()
+    stop_reason: str = "stop"
+
+
+ModelEvent = TextDelta | ThinkingDelta | ToolCallRequest | TurnEnd
+
+
+class ModelClient(ABC):
+    """Turns a message list plus tool specs into a stream of :data:`ModelEvent`.
+
+    Subclasses set ``provider`` and ``model`` and implement :meth:`stream`. ``tools`` is a
+    list of OpenAI-format specs (``{"type": "function", "function": {...}}``) or ``None``
+    for a turn without tools. :meth:`clone` returns an independent client for the same model
+    (sub-agents use it so concurrent runs share no state).
+    """
+
+    provider: str = ""
+    model: str = ""
+
+    @abstractmethod
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelEvent]:
+        """Stream one turn."""
+
+    def clone(self) -> ModelClient:
+        """A fresh client for the same model and options."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be cloned")
+
+    @property
+    def name(self) -> str:
+        """``provider:model``, as accepted by :func:`aimu.client`."""
+        return f"{self.provider}:{self.model}" if self.model else self.provider
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"

@@ -1,0 +1,27 @@
+"""Errors raised by model clients. Each docstring says when; each message says what to do."""
+
+from __future__ import annotations
+
+
+class ModelError(RuntimeError):
+    """A model call failed in a way the run cannot continue from."""
+
+
+class ProviderNotInstalledError(ModelError, ImportError):
+    """The provider's SDK is not installed; the message names the pip command."""
+
+
+class MissingCredentialsError(ModelError):
+    """No API key was found for a provider's own endpoint; the message names the variable."""
+
+
+class AuthenticationError(ModelError):
+    """The provider refused the credentials (HTTP 401/403)."""
+
+
+class ContextOverflowError(ModelError):
+    """The conversation no longer fits the model's context window."""
+
+
+class UnknownProviderError(ModelError, ValueError):
+    """``aimu.client()`` was given a provider name it does not know."""

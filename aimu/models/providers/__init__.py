@@ -1,0 +1,1 @@
+"""One module per model provider; :func:`aimu.client` imports them on demand."""

@@ -1,0 +1,40 @@
+"""Tools: the ``@tool`` decorator, argument coercion, approval policies and MCP.
+
+``MCPClient`` and ``MCPConnectionError`` are imported on first use, so ``import aimu.tools``
+stays light when MCP is not needed.
+"""
+
+from typing import Any
+
+from aimu.tools.approval import Denied, approve_all, deny_all
+from aimu.tools.arguments import coerce_tool_arguments
+from aimu.tools.context import ToolContext
+from aimu.tools.decorator import tool
+from aimu.tools.errors import ToolArgumentError, ToolSignatureError
+from aimu.tools.results import Image, ToolResult
+
+_LAZY = {"MCPClient": "aimu.tools.mcp", "MCPConnectionError": "aimu.tools.mcp"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aimu.tools' has no attribute {name!r}")
+
+
+__all__ = [
+    "Denied",
+    "Image",
+    "MCPClient",
+    "MCPConnectionError",
+    "ToolArgumentError",
+    "ToolContext",
+    "ToolResult",
+    "ToolSignatureError",
+    "approve_all",
+    "coerce_tool_arguments",
+    "deny_all",
+    "tool",
+]
