@@ -15,6 +15,7 @@ The notebook layer lives in :mod:`aimu_jupyter`; ``%load_ext aimu`` loads it.
 
 from typing import Any
 
+from aimu import aio
 from aimu.agents import Agent
 from aimu.models import ModelClient, Phase, StreamChunk, client
 from aimu.tools import (
@@ -55,6 +56,7 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "ToolSignatureError",
+    "aio",
     "approve_all",
     "client",
     "coerce_tool_arguments",

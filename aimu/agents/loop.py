@@ -160,6 +160,7 @@ class AgentCore:
                 emit=emit,
                 approval_lock=lock,
                 threaded=concurrent,
+                flush=queue.join,
             )
             results[call.id] = result
             emit(
@@ -180,6 +181,7 @@ class AgentCore:
                 else:
                     for call in calls:
                         await run_one(call)
+                        await asyncio.sleep(0)  # deliver a pending interrupt between calls
             finally:
                 queue.put_nowait(_FINISHED)
 
@@ -187,6 +189,7 @@ class AgentCore:
         try:
             while (item := await queue.get()) is not _FINISHED:
                 yield item
+                queue.task_done()  # the consumer has taken it: a waiting tool may go on
             await worker
         finally:
             if not worker.done():

@@ -124,7 +124,10 @@ class FloatAdapter(Adapter):
 
     def coerce(self, value: Any) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:
+                raise Mismatch(self.label, "too large for a floating-point number") from None
         if isinstance(value, str):
             try:
                 return float(value.strip())
@@ -454,7 +457,7 @@ def adapter_for(annotation: Any, _seen: frozenset = frozenset()) -> Adapter:
             return ChoiceAdapter([m.value for m in members], members)
         if hasattr(annotation, "model_json_schema") and hasattr(annotation, "model_validate"):
             return PydanticAdapter(annotation)
-        if typing.is_typeddict(annotation):
+        if _is_typeddict(annotation):
             hints = typing.get_type_hints(annotation)
             fields = {n: adapter_for(t, _seen | {annotation}) for n, t in hints.items()}
             return ObjectAdapter(annotation, fields, set(annotation.__required_keys__), dict)
@@ -475,6 +478,13 @@ def adapter_for(annotation: Any, _seen: frozenset = frozenset()) -> Adapter:
             return ObjectAdapter(annotation, fields, required, lambda kw: annotation(**kw))
     name = getattr(annotation, "__name__", None) or repr(annotation)
     raise UnsupportedType(f"{name} is not a type a model can supply")
+
+
+def _is_typeddict(cls: type) -> bool:
+    """``typing`` and ``typing_extensions`` TypedDicts alike."""
+    return typing.is_typeddict(cls) or (
+        issubclass(cls, dict) and hasattr(cls, "__required_keys__") and hasattr(cls, "__total__")
+    )
 
 
 def adapter_for_default(default: Any) -> Adapter:

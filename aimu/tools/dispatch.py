@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aimu.models.base import ToolCallRequest
@@ -36,12 +36,14 @@ async def dispatch(
     emit: Emit = _drop,
     approval_lock: asyncio.Lock | None = None,
     threaded: bool = False,
+    flush: Callable[[], Awaitable[Any]] | None = None,
 ) -> ToolResult:
     """Run one tool call and return its result; never raises for a tool's own failure.
 
     ``emit`` receives approval and progress events as they happen. ``approval_lock`` makes
     concurrent calls ask one at a time. ``threaded`` runs synchronous tools in a worker
-    thread (used when calls run concurrently).
+    thread (used when calls run concurrently). ``flush`` is awaited after each progress
+    event of a streaming tool, so the consumer can show it before the tool goes on.
     """
     name = call.name
     if call.error:
@@ -80,7 +82,7 @@ async def dispatch(
 
     try:
         if getattr(fn, "__tool_is_streaming__", False):
-            value = await _consume_stream(fn, kwargs, call, emit, threaded)
+            value = await _consume_stream(fn, kwargs, call, emit, threaded, flush or _yield)
         elif getattr(fn, "__tool_is_async__", False):
             value = await fn(**kwargs)
         elif threaded:
@@ -94,8 +96,17 @@ async def dispatch(
     return to_result(value)
 
 
+async def _yield() -> None:
+    await asyncio.sleep(0)
+
+
 async def _consume_stream(
-    fn: Callable, kwargs: dict, call: ToolCallRequest, emit: Emit, threaded: bool
+    fn: Callable,
+    kwargs: dict,
+    call: ToolCallRequest,
+    emit: Emit,
+    threaded: bool,
+    flush: Callable[[], Awaitable[Any]],
 ) -> Any:
     """Forward what a generator tool yields; return its return value or last result."""
     last: Any = None
@@ -103,6 +114,7 @@ async def _consume_stream(
     if getattr(fn, "__tool_is_async__", False):
         async for item in fn(**kwargs):
             last = _forward(item, last, call, emit)
+            await flush()
         return last
 
     generator = fn(**kwargs)
@@ -113,7 +125,7 @@ async def _consume_stream(
                 returned = item
                 break
             last = _forward(item, last, call, emit)
-            await asyncio.sleep(0)  # let the consumer show the progress now
+            await flush()
     finally:
         generator.close()
     return returned if returned is not None else last
