@@ -1,0 +1,361 @@
+"""HTTP for the web tools: one place for limits, decoding, redirects and error wording.
+
+Every web tool sends through :func:`request`, so the body size cap, the User-Agent, charset
+detection and the short error strings a model reads are the same everywhere. The submit
+tools add :func:`send_same_host`, which follows a redirect only while it stays on one host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email.message import Message
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from bs4 import UnicodeDammit
+from requests.structures import CaseInsensitiveDict
+
+DEFAULT_USER_AGENT = (
+    "Mozilla/5.0 (compatible; aimu-jupyter; +https://pypi.org/project/aimu-jupyter/)"
+)
+TIMEOUT_SECONDS = 15.0
+MAX_BODY_BYTES = 10 * 1024 * 1024
+MAX_REDIRECTS = 5
+
+_CHUNK_BYTES = 256 * 1024
+_REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+# WHATWG: browsers read these labels as windows-1252, and so do real pages that use them.
+_AS_WINDOWS_1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "us-ascii", "ascii"}
+_HTML_TYPES = {"text/html", "application/xhtml+xml"}
+_TEXT_APPLICATION_TYPES = {
+    "application/javascript", "application/x-javascript", "application/ecmascript",
+    "application/yaml", "application/x-yaml", "application/toml", "application/sql",
+    "application/graphql", "application/x-ndjson", "application/x-sh", "application/x-tex",
+}  # fmt: skip
+
+
+class FetchError(Exception):
+    """No usable response came back; the message is the short text the model reads."""
+
+
+@dataclass(frozen=True)
+class Response:
+    """A response read in full (up to the size cap) and closed."""
+
+    url: str
+    status: int
+    reason: str
+    headers: CaseInsensitiveDict = field(repr=False)
+    body: bytes = field(repr=False)
+    oversize: bool = False
+
+    @property
+    def has_content_type(self) -> bool:
+        return bool(self.headers.get("Content-Type", "").strip())
+
+    @property
+    def media_type(self) -> str:
+        """The declared media type, lower case; ``""`` when none was declared."""
+        return _content_type(self.headers).get_content_type() if self.has_content_type else ""
+
+    @property
+    def charset(self) -> str | None:
+        return _content_type(self.headers).get_param("charset") if self.has_content_type else None
+
+    @property
+    def status_line(self) -> str:
+        return f"{self.status} {self.reason}".strip()
+
+    @property
+    def kind(self) -> str:
+        """What the body is: "html", "pdf", "json", "xml", "text", or "" for anything else.
+
+        Judged by the declared type; a PDF is also recognised by its signature when served
+        as application/octet-stream or with no type, as file stores often do.
+        """
+        media = self.media_type
+        if media == "application/pdf" or (
+            media in ("", "application/octet-stream") and self.body.startswith(b"%PDF-")
+        ):
+            return "pdf"
+        if media in _HTML_TYPES:
+            return "html"
+        if media == "application/json" or media.endswith("+json"):
+            return "json"
+        if media in ("application/xml", "text/xml") or media.endswith("+xml"):
+            return "xml"
+        if media.startswith("text/") or media in _TEXT_APPLICATION_TYPES:
+            return "text"
+        return ""
+
+    def text(self, *, html: bool = False) -> str:
+        """The body decoded as :func:`decode` does."""
+        return decode(self.body, self.charset, html=html)
+
+
+def _content_type(headers: CaseInsensitiveDict) -> Message:
+    message = Message()
+    message["Content-Type"] = headers.get("Content-Type", "")
+    return message
+
+
+def decode(body: bytes, charset: str | None, *, html: bool = False) -> str:
+    """Decode ``body``: the declared ``charset``, a BOM, strict UTF-8, the document's own
+    declaration, then detection. UTF-8 goes before the in-document declaration because
+    bytes that decode as UTF-8 almost always are, and it spares detection on large pages.
+    """
+    known = []
+    if isinstance(charset, str) and charset.strip():
+        label = charset.strip().strip("'\"").lower()
+        known.append("windows-1252" if label in _AS_WINDOWS_1252 else label)
+    dammit = UnicodeDammit(
+        body, known_definite_encodings=known, user_encodings=["utf-8"], is_html=html
+    )
+    if dammit.unicode_markup is None:
+        return body.decode("utf-8", errors="replace")
+    return dammit.unicode_markup
+
+
+def check_url(url: str) -> str:
+    """``url`` stripped, or :class:`FetchError` when it is not an absolute http(s) URL."""
+    url = url.strip() if isinstance(url, str) else ""
+    if not _is_web_url(url):
+        raise FetchError(
+            f"Not a web address: {url!r}. Give a full URL starting with http:// or https://."
+        )
+    return url
+
+
+def _is_web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return (
+            parts.scheme.lower() in ("http", "https")
+            and bool(parts.hostname)
+            and (parts.port is None or parts.port > 0)
+        )
+    except ValueError:
+        return False
+
+
+def request(
+    method: str,
+    url: str,
+    *,
+    session: requests.Session | None = None,
+    timeout: float = TIMEOUT_SECONDS,
+    user_agent: str | None = DEFAULT_USER_AGENT,
+    max_bytes: int = MAX_BODY_BYTES,
+    allow_redirects: bool = True,
+    **kwargs: Any,
+) -> Response:
+    """Send one request and read its body, at most ``max_bytes`` of it (decompressed).
+
+    A body over the cap is not kept: the response comes back with ``oversize`` set and an
+    empty body. Transport failures raise :class:`FetchError` with a message a model can act
+    on; it names the host, never a header, so no credential reaches the model.
+    """
+    url = check_url(url)
+    headers = {"User-Agent": user_agent} if user_agent is not None else {}
+    owner = session or requests.Session()
+    try:
+        with owner.request(
+            method,
+            url,
+            headers=headers,
+            timeout=timeout,
+            allow_redirects=allow_redirects,
+            stream=True,
+            **kwargs,
+        ) as response:
+            body, oversize = _read_capped(response, max_bytes)
+            return Response(
+                url=response.url,
+                status=response.status_code,
+                reason=response.reason or "",
+                headers=response.headers,
+                body=body,
+                oversize=oversize,
+            )
+    except requests.RequestException as exc:
+        raise FetchError(describe_failure(exc, url, timeout)) from None
+    finally:
+        if session is None:
+            owner.close()
+
+
+def _read_capped(response: requests.Response, max_bytes: int) -> tuple[bytes, bool]:
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        return b"", True
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_content(_CHUNK_BYTES):
+        size += len(chunk)
+        if size > max_bytes:
+            return b"", True
+        chunks.append(chunk)
+    return b"".join(chunks), False
+
+
+def too_large_message(url: str, max_bytes: int = MAX_BODY_BYTES) -> str:
+    return (
+        f"The response from {url} is larger than the {max_bytes // (1024 * 1024)} MB limit, "
+        "so it was not read. Look for a smaller page or a text version of the document."
+    )
+
+
+def describe_failure(exc: BaseException, url: str, timeout: float) -> str:
+    """A one-line account of a transport failure, saying what to try next."""
+    parts = urlsplit(url)
+    host = parts.netloc or url
+    causes = list(_causes(exc))
+    text = " ".join(str(c) for c in causes)
+    if any(isinstance(c, requests.exceptions.SSLError) for c in causes):
+        return (
+            f"TLS error talking to {host}: {_tls_reason(text)}. The certificate could not be "
+            "verified or the server does not speak HTTPS there; check the address (http vs https)."
+        )
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return (
+            f"Timed out after {timeout:g} s connecting to {host}. The host may be down or "
+            "unreachable; check the address or try again later."
+        )
+    if isinstance(exc, requests.exceptions.Timeout):
+        return (
+            f"Timed out after {timeout:g} s waiting for {host} to answer. The server is slow "
+            "or stuck; try again later."
+        )
+    if isinstance(exc, requests.exceptions.TooManyRedirects):
+        return (
+            f"Too many redirects starting from {url}; the site is probably redirecting in a loop."
+        )
+    if isinstance(
+        exc,
+        requests.exceptions.InvalidURL
+        | requests.exceptions.MissingSchema
+        | requests.exceptions.InvalidSchema,
+    ):
+        return f"Not a valid web address: {url!r}."
+    if isinstance(
+        exc, requests.exceptions.ChunkedEncodingError | requests.exceptions.ContentDecodingError
+    ):
+        return f"The connection to {host} broke while reading the response; try again."
+    if any(type(c).__name__ == "NameResolutionError" for c in causes) or any(
+        marker in text
+        for marker in ("Name or service not known", "nodename nor servname", "getaddrinfo failed")
+    ):
+        return (
+            f"Could not resolve the host name {parts.hostname!r} (DNS lookup failed). "
+            "Check the spelling of the address."
+        )
+    if any(isinstance(c, ConnectionRefusedError) for c in causes) or "Connection refused" in text:
+        return (
+            f"Connection refused by {host}: nothing is listening there. Check the address and "
+            "port, or whether the server is running."
+        )
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return f"Could not connect to {host}; check the address or try again later."
+    return f"The request to {host} failed ({type(exc).__name__})."
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    stack: list[Any] = [exc]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        stack.extend([item.__cause__, item.__context__, getattr(item, "reason", None)])
+        stack.extend(item.args)
+
+
+def _tls_reason(text: str) -> str:
+    for marker in (
+        "certificate verify failed",
+        "wrong version number",
+        "hostname mismatch",
+        "unexpected eof",
+        "handshake failure",
+        "record layer failure",
+    ):
+        if marker in text.lower():
+            return marker
+    return "handshake failed"
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """Where a same-host submission ended: the last response and, if it stopped short, why."""
+
+    response: Response
+    stopped: str = ""
+
+
+def send_same_host(
+    method: str,
+    url: str,
+    *,
+    session: requests.Session,
+    timeout: float,
+    user_agent: str | None,
+    max_bytes: int = MAX_BODY_BYTES,
+    **body: Any,
+) -> Submitted:
+    """Send ``method`` to ``url`` and follow redirects only while they stay on its host.
+
+    301, 302 and 303 continue as a GET without a body; 307 and 308 replay the method and body.
+    A redirect to another host, or past :data:`MAX_REDIRECTS` hops, is not followed: the
+    redirect response comes back with ``stopped`` explaining it, and nothing is sent onward.
+    """
+    current = check_url(url)
+    hops = 0
+    while True:
+        response = request(
+            method,
+            current,
+            session=session,
+            timeout=timeout,
+            user_agent=user_agent,
+            max_bytes=max_bytes,
+            allow_redirects=False,
+            **body,
+        )
+        location = response.headers.get("Location")
+        if response.status not in _REDIRECT_STATUSES or not location:
+            return Submitted(response)
+        target = urljoin(response.url, location)
+        if not same_host(current, target):
+            return Submitted(
+                response,
+                f"Not followed: this redirects to {target} on a different host. Nothing was "
+                "sent there. Submit to that URL directly if you intend to.",
+            )
+        if hops == MAX_REDIRECTS:
+            return Submitted(
+                response,
+                f"Not followed: stopped after {MAX_REDIRECTS} redirects, the limit; the next "
+                f"one points to {target}. The site may be redirecting in a loop.",
+            )
+        if response.status in (301, 302, 303):
+            method, body = "GET", {}
+        current = target
+        hops += 1
+
+
+def same_host(origin: str, target: str) -> bool:
+    """Whether ``target`` is on ``origin``'s host and port (an upgrade to https counts)."""
+    a, b = urlsplit(origin), urlsplit(target)
+    if b.scheme.lower() not in ("http", "https") or a.hostname != b.hostname:
+        return False
+    if (a.scheme.lower(), b.scheme.lower()) == ("http", "https"):
+        return a.port in (None, 80) and b.port in (None, 443)
+    return a.scheme.lower() == b.scheme.lower() and _port(a) == _port(b)
+
+
+def _port(parts: Any) -> int:
+    return parts.port or (443 if parts.scheme.lower() == "https" else 80)
