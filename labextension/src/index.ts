@@ -1,0 +1,51 @@
+/**
+ * aimu-jupyter's JupyterLab plugin: registers the agent-run renderer and feeds it settings.
+ */
+
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import { createRendererFactory } from './renderer';
+import { Settings } from './settings';
+
+export { MIME_TYPE } from './model';
+
+const PLUGIN_ID = 'aimu-jupyter:plugin';
+
+async function loadSettings(registry: ISettingRegistry, settings: Settings): Promise<void> {
+  try {
+    const stored = await registry.load(PLUGIN_ID);
+    const read = (): void =>
+      settings.update({
+        collapseToolCards: stored.get('collapseToolCards').composite as boolean,
+        showThinking: stored.get('showThinking').composite as boolean
+      });
+    read();
+    stored.changed.connect(read);
+  } catch (reason) {
+    console.warn(`${PLUGIN_ID}: settings not loaded, using defaults`, reason);
+  }
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'Draws aimu agent runs: streamed answer, tool cards, approvals, sub-agents.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry],
+  optional: [ISettingRegistry],
+  activate: async (
+    _app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
+    settingRegistry: ISettingRegistry | null
+  ): Promise<void> => {
+    const settings = new Settings();
+    if (settingRegistry) {
+      // Loaded before the factory is added, so the first runs drawn already follow them.
+      await loadSettings(settingRegistry, settings);
+    }
+    rendermime.addFactory(createRendererFactory(settings));
+  }
+};
+
+export default plugin;

@@ -1,0 +1,447 @@
+/**
+ * The run record (`application/vnd.aimu.run+json`, version 1) and the view model drawn from it.
+ *
+ * Pure functions only: no DOM, no JupyterLab. The notebook layer rewrites the whole record on
+ * every update, so everything here is cheap to recompute; the DOM layer (view.ts) uses the
+ * stable keys made here to touch only the parts that changed.
+ */
+
+export const MIME_TYPE = 'application/vnd.aimu.run+json';
+
+/** The record versions this renderer understands. */
+export const SUPPORTED_VERSION = 1;
+
+export type RunStatus = 'running' | 'done' | 'interrupted' | 'error';
+export type ToolStatus = 'awaiting_approval' | 'running' | 'done' | 'error' | 'denied';
+
+export interface ImageRecord {
+  data: string;
+  mime_type: string;
+  description: string;
+}
+
+export interface ApprovalRecord {
+  approved: boolean;
+  reason: string;
+  by: 'user' | 'policy' | 'timeout';
+}
+
+export interface TextEvent {
+  type: 'text' | 'thinking';
+  text: string;
+}
+
+export interface ToolEvent {
+  type: 'tool';
+  id: string;
+  name: string;
+  arguments: unknown;
+  status: ToolStatus;
+  progress: unknown[];
+  result: string | null;
+  is_error: boolean;
+  images: ImageRecord[];
+  approval: ApprovalRecord | null;
+  children: RunEvent[];
+}
+
+export type RunEvent = TextEvent | ToolEvent;
+
+export interface RunRecord {
+  version: number;
+  prompt: string;
+  model: string;
+  status: RunStatus;
+  error: string | null;
+  usage: { input_tokens: number; output_tokens: number };
+  duration_s: number;
+  events: RunEvent[];
+}
+
+/** Raised when the data is not a run record this renderer can draw. */
+export class RecordError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RecordError';
+  }
+}
+
+const RUN_STATUSES: ReadonlySet<string> = new Set(['running', 'done', 'interrupted', 'error']);
+const TOOL_STATUSES: ReadonlySet<string> = new Set([
+  'awaiting_approval',
+  'running',
+  'done',
+  'error',
+  'denied'
+]);
+const APPROVERS: ReadonlySet<string> = new Set(['user', 'policy', 'timeout']);
+const IMAGE_MIME = /^image\/[a-z0-9.+-]+$/i;
+const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown, fallback = ''): string {
+  return typeof value === 'string' ? value : fallback;
+}
+
+function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+function parseImage(value: unknown): ImageRecord | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const mime = str(value.mime_type);
+  const data = str(value.data);
+  if (!IMAGE_MIME.test(mime) || !data || !BASE64.test(data)) {
+    return null;
+  }
+  return { data, mime_type: mime, description: str(value.description) };
+}
+
+function parseApproval(value: unknown): ApprovalRecord | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const by = str(value.by, 'policy');
+  return {
+    approved: value.approved === true,
+    reason: str(value.reason),
+    by: (APPROVERS.has(by) ? by : 'policy') as ApprovalRecord['by']
+  };
+}
+
+function parseEvents(value: unknown, depth: number): RunEvent[] {
+  if (!Array.isArray(value) || depth > 16) {
+    return [];
+  }
+  const events: RunEvent[] = [];
+  for (const raw of value) {
+    if (!isObject(raw)) {
+      continue;
+    }
+    if (raw.type === 'text' || raw.type === 'thinking') {
+      events.push({ type: raw.type, text: str(raw.text) });
+    } else if (raw.type === 'tool') {
+      const status = str(raw.status, 'running');
+      events.push({
+        type: 'tool',
+        id: str(raw.id),
+        name: str(raw.name, '(unnamed tool)'),
+        arguments: raw.arguments ?? {},
+        status: (TOOL_STATUSES.has(status) ? status : 'running') as ToolStatus,
+        progress: Array.isArray(raw.progress) ? raw.progress : [],
+        result: typeof raw.result === 'string' ? raw.result : null,
+        is_error: raw.is_error === true,
+        images: Array.isArray(raw.images)
+          ? raw.images.map(parseImage).filter((i): i is ImageRecord => i !== null)
+          : [],
+        approval: parseApproval(raw.approval),
+        children: parseEvents(raw.children, depth + 1)
+      });
+    }
+    // Event types from a newer writer are skipped rather than failing the whole run.
+  }
+  return events;
+}
+
+/**
+ * Check and normalise raw MIME data into a RunRecord.
+ *
+ * Missing or mistyped fields get neutral defaults so a partly written record still draws;
+ * data that is not a record at all, or a version this renderer does not know, raises a
+ * RecordError whose message the renderer shows in place of the run.
+ */
+export function parseRecord(data: unknown): RunRecord {
+  if (!isObject(data)) {
+    throw new RecordError(
+      `expected a JSON object, got ${Array.isArray(data) ? 'an array' : typeof data}`
+    );
+  }
+  if (data.version !== SUPPORTED_VERSION) {
+    throw new RecordError(
+      `unsupported run record version ${JSON.stringify(data.version)} ` +
+        `(this extension reads version ${SUPPORTED_VERSION}; upgrade aimu-jupyter)`
+    );
+  }
+  const status = str(data.status, 'running');
+  const usage = isObject(data.usage) ? data.usage : {};
+  return {
+    version: SUPPORTED_VERSION,
+    prompt: str(data.prompt),
+    model: str(data.model),
+    status: (RUN_STATUSES.has(status) ? status : 'running') as RunStatus,
+    error: typeof data.error === 'string' && data.error ? data.error : null,
+    usage: { input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens) },
+    duration_s: num(data.duration_s),
+    events: parseEvents(data.events, 0)
+  };
+}
+
+/* ---------------------------------------------------------------- view model */
+
+export interface TextItem {
+  kind: 'text' | 'thinking';
+  key: string;
+  text: string;
+}
+
+export interface ImageItem {
+  src: string;
+  alt: string;
+}
+
+export interface ToolItem {
+  kind: 'tool';
+  key: string;
+  name: string;
+  status: ToolStatus;
+  statusLabel: string;
+  /** One line of `name=value` pairs shown beside the tool name while the card is closed. */
+  preview: string;
+  argumentsJson: string;
+  progress: string[];
+  result: string | null;
+  isError: boolean;
+  images: ImageItem[];
+  approval: { approved: boolean; label: string } | null;
+  children: Item[];
+}
+
+export type Item = TextItem | ToolItem;
+
+export interface RunView {
+  prompt: string;
+  status: RunStatus;
+  statusLabel: string;
+  error: string | null;
+  footer: string;
+  items: Item[];
+}
+
+const TOOL_STATUS_LABELS: Record<ToolStatus, string> = {
+  awaiting_approval: 'awaiting approval',
+  running: 'running',
+  done: 'done',
+  error: 'error',
+  denied: 'denied'
+};
+
+const RUN_STATUS_LABELS: Record<RunStatus, string> = {
+  running: 'running…',
+  done: 'done',
+  interrupted: 'interrupted',
+  error: 'failed'
+};
+
+const PREVIEW_LIMIT = 80;
+
+/** `0.4 s`, `12.3 s`, `2 min 05 s`. */
+export function formatDuration(seconds: number): string {
+  if (seconds < 60) {
+    return `${seconds.toFixed(1)} s`;
+  }
+  const whole = Math.round(seconds);
+  const minutes = Math.floor(whole / 60);
+  const rest = String(whole % 60).padStart(2, '0');
+  return `${minutes} min ${rest} s`;
+}
+
+/** `1234567` → `1,234,567` whatever the browser locale, so screenshots and tests agree. */
+export function formatCount(n: number): string {
+  return Math.round(n)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** Footer line: model, token usage and wall time; parts that are unknown are left out. */
+export function footerText(record: RunRecord): string {
+  const parts: string[] = [];
+  if (record.model) {
+    parts.push(record.model);
+  }
+  const { input_tokens, output_tokens } = record.usage;
+  if (input_tokens || output_tokens) {
+    parts.push(`${formatCount(input_tokens)} in / ${formatCount(output_tokens)} out tokens`);
+  }
+  if (record.duration_s > 0) {
+    parts.push(formatDuration(record.duration_s));
+  }
+  return parts.join(' · ');
+}
+
+/** Who decided a tool call and why, as one sentence. */
+export function approvalLabel(approval: ApprovalRecord): string {
+  const verb = approval.approved ? 'Approved' : 'Denied';
+  let who: string;
+  if (approval.by === 'user') {
+    who = `${verb} by you`;
+  } else if (approval.by === 'timeout') {
+    who = `Timed out waiting for approval: ${verb.toLowerCase()} by policy`;
+  } else {
+    who = `${verb} by policy`;
+  }
+  return approval.reason ? `${who} (${approval.reason})` : who;
+}
+
+function compact(value: unknown): string {
+  if (typeof value === 'string') {
+    return JSON.stringify(value);
+  }
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** `url="https://…", depth=2`, cut to a single short line. */
+export function argumentsPreview(args: unknown): string {
+  const text = isObject(args)
+    ? Object.entries(args)
+        .map(([name, value]) => `${name}=${compact(value)}`)
+        .join(', ')
+    : compact(args);
+  const oneLine = text.replace(/\s+/g, ' ');
+  return oneLine.length > PREVIEW_LIMIT ? `${oneLine.slice(0, PREVIEW_LIMIT - 1)}…` : oneLine;
+}
+
+/** A progress entry as text: strings as they are, anything else as compact JSON. */
+export function progressText(entry: unknown): string {
+  return typeof entry === 'string' ? entry : compact(entry);
+}
+
+function prettyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function toItems(events: RunEvent[]): Item[] {
+  const seen = new Set<string>();
+  return events.map((event, index) => {
+    if (event.type !== 'tool') {
+      return { kind: event.type, key: `${event.type}:${index}`, text: event.text };
+    }
+    // Keys must be unique among siblings; a repeated or missing id falls back to the position.
+    let key = event.id ? `tool:${event.id}` : `tool@${index}`;
+    if (seen.has(key)) {
+      key = `${key}@${index}`;
+    }
+    seen.add(key);
+    return {
+      kind: 'tool',
+      key,
+      name: event.name,
+      status: event.status,
+      statusLabel: TOOL_STATUS_LABELS[event.status],
+      preview: argumentsPreview(event.arguments),
+      argumentsJson: prettyJson(event.arguments),
+      progress: event.progress.map(progressText),
+      result: event.result,
+      isError: event.is_error || event.status === 'error',
+      images: event.images.map(image => ({
+        src: `data:${image.mime_type};base64,${image.data.replace(/\s+/g, '')}`,
+        alt: image.description || `image returned by ${event.name}`
+      })),
+      approval: event.approval
+        ? { approved: event.approval.approved, label: approvalLabel(event.approval) }
+        : null,
+      children: toItems(event.children)
+    };
+  });
+}
+
+/** Everything the DOM layer draws, derived from one record. */
+export function toView(record: RunRecord): RunView {
+  return {
+    prompt: record.prompt,
+    status: record.status,
+    statusLabel: RUN_STATUS_LABELS[record.status],
+    error: record.error,
+    footer: footerText(record),
+    items: toItems(record.events)
+  };
+}
+
+/* ---------------------------------------------------------------- keyed diff */
+
+export interface Plan {
+  /** For each item of the new list, in order: make a node, refresh one, or leave it alone. */
+  steps: { key: string; op: 'create' | 'update' | 'keep' }[];
+  /** Keys of the old list that are gone. */
+  removed: string[];
+}
+
+function sameStrings(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i]);
+}
+
+/**
+ * Whether an item's own content (children excluded: they are diffed on their own) is unchanged.
+ */
+export function sameContent(a: Item, b: Item): boolean {
+  if (a.kind !== b.kind) {
+    return false;
+  }
+  if (a.kind !== 'tool' || b.kind !== 'tool') {
+    return (a as TextItem).text === (b as TextItem).text;
+  }
+  return (
+    a.name === b.name &&
+    a.status === b.status &&
+    a.argumentsJson === b.argumentsJson &&
+    a.result === b.result &&
+    a.isError === b.isError &&
+    a.approval?.label === b.approval?.label &&
+    a.approval?.approved === b.approval?.approved &&
+    sameStrings(a.progress, b.progress) &&
+    sameStrings(
+      a.images.map(i => i.src + i.alt),
+      b.images.map(i => i.src + i.alt)
+    )
+  );
+}
+
+function sameTree(a: Item, b: Item): boolean {
+  if (!sameContent(a, b)) {
+    return false;
+  }
+  if (a.kind !== 'tool' || b.kind !== 'tool') {
+    return true;
+  }
+  return (
+    a.children.length === b.children.length &&
+    a.children.every(
+      (child, i) => child.key === b.children[i].key && sameTree(child, b.children[i])
+    )
+  );
+}
+
+/**
+ * Plan the smallest set of node changes that turns `previous` into `next`.
+ *
+ * Items are matched by key; an item whose key exists but whose kind changed is recreated.
+ * A tool whose own fields are unchanged but whose nested run changed is an update: the node
+ * stays, its child list is diffed in turn.
+ */
+export function planUpdate(previous: readonly Item[], next: readonly Item[]): Plan {
+  const before = new Map(previous.map(item => [item.key, item]));
+  const after = new Map(next.map(item => [item.key, item]));
+  const steps = next.map(item => {
+    const old = before.get(item.key);
+    if (!old || old.kind !== item.kind) {
+      return { key: item.key, op: 'create' as const };
+    }
+    return { key: item.key, op: sameTree(old, item) ? ('keep' as const) : ('update' as const) };
+  });
+  const removed = previous
+    .filter(item => after.get(item.key)?.kind !== item.kind)
+    .map(item => item.key);
+  return { steps, removed };
+}

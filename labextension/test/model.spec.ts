@@ -1,0 +1,266 @@
+import {
+  Item,
+  RecordError,
+  ToolItem,
+  argumentsPreview,
+  formatCount,
+  formatDuration,
+  parseRecord,
+  planUpdate,
+  toView
+} from '../src/model';
+import { Json, PNG_BASE64, run, text, thinking, tool } from './records';
+
+function view(record: Record<string, unknown>) {
+  return toView(parseRecord(record));
+}
+
+function firstTool(items: Item[]): ToolItem {
+  const found = items.find(item => item.kind === 'tool');
+  if (!found || found.kind !== 'tool') {
+    throw new Error('no tool item');
+  }
+  return found;
+}
+
+describe('parseRecord', () => {
+  it.each([
+    [null, 'expected a JSON object, got object'],
+    [[1, 2], 'expected a JSON object, got an array'],
+    ['{"version": 1}', 'expected a JSON object, got string']
+  ])('rejects %p with a message saying what it got', (data, message) => {
+    expect(() => parseRecord(data)).toThrow(new RecordError(message));
+  });
+
+  it('names the version it reads when a newer writer sends another', () => {
+    expect(() => parseRecord({ ...run([]), version: 2 })).toThrow(
+      /unsupported run record version 2 \(this extension reads version 1; upgrade aimu-jupyter\)/
+    );
+  });
+
+  it('draws a half-written record with neutral defaults instead of failing', () => {
+    const record = parseRecord({ version: 1, events: [{ type: 'tool', id: 'c1' }] });
+    expect(record).toMatchObject({
+      prompt: '',
+      model: '',
+      status: 'running',
+      error: null,
+      usage: { input_tokens: 0, output_tokens: 0 },
+      duration_s: 0
+    });
+    expect(record.events[0]).toMatchObject({
+      type: 'tool',
+      name: '(unnamed tool)',
+      status: 'running',
+      progress: [],
+      result: null,
+      images: [],
+      approval: null,
+      children: []
+    });
+  });
+
+  it('skips event types it does not know and keeps the rest in order', () => {
+    const record = parseRecord(
+      run([text('a'), { type: 'citation', url: 'x' }, 42 as unknown as Json, text('b')])
+    );
+    expect(record.events).toEqual([text('a'), text('b')]);
+  });
+
+  it('drops images that are not base64 images, so nothing else reaches a data: URL', () => {
+    const record = parseRecord(
+      run([
+        tool('c1', 'shot', {
+          images: [
+            { data: PNG_BASE64, mime_type: 'image/png', description: 'ok' },
+            { data: PNG_BASE64, mime_type: 'text/html', description: 'html' },
+            { data: '"><script>', mime_type: 'image/png', description: 'broken' }
+          ]
+        })
+      ])
+    );
+    const event = record.events[0];
+    expect(event.type === 'tool' && event.images.map(i => i.description)).toEqual(['ok']);
+  });
+
+  it('replaces unknown statuses and approvers by safe ones', () => {
+    const record = parseRecord(
+      run([tool('c1', 'x', { status: 'exploded', approval: { approved: 'yes', by: 'cat' } })], {
+        status: 'weird'
+      })
+    );
+    expect(record.status).toBe('running');
+    expect(record.events[0]).toMatchObject({
+      status: 'running',
+      approval: { approved: false, by: 'policy', reason: '' }
+    });
+  });
+
+  it('keeps a sub-agent run nested under the tool that spawned it', () => {
+    const record = parseRecord(
+      run([
+        tool('c1', 'spawn_sub_agent', { children: [text('child says hi'), tool('c2', 'search')] })
+      ])
+    );
+    const spawn = record.events[0];
+    expect(spawn.type === 'tool' && spawn.children.map(c => c.type)).toEqual(['text', 'tool']);
+  });
+});
+
+describe('toView', () => {
+  it('keys text by position and tools by call id, unique even for repeated ids', () => {
+    const items = view(
+      run([text('a'), tool('c1', 'x'), thinking('hm'), tool('c1', 'y'), tool('', 'z')])
+    ).items;
+    expect(items.map(i => i.key)).toEqual([
+      'text:0',
+      'tool:c1',
+      'thinking:2',
+      'tool:c1@3',
+      'tool@4'
+    ]);
+  });
+
+  it('describes a tool card: name, status, one-line preview, pretty arguments, progress', () => {
+    const card = firstTool(
+      view(
+        run([
+          tool('c1', 'get_webpage', {
+            arguments: { url: 'https://example.org', depth: 2 },
+            status: 'awaiting_approval',
+            progress: ['fetching', { bytes: 512 }]
+          })
+        ])
+      ).items
+    );
+    expect(card).toMatchObject({
+      name: 'get_webpage',
+      status: 'awaiting_approval',
+      statusLabel: 'awaiting approval',
+      preview: 'url="https://example.org", depth=2',
+      argumentsJson: '{\n  "url": "https://example.org",\n  "depth": 2\n}',
+      progress: ['fetching', '{"bytes":512}'],
+      result: null,
+      isError: false
+    });
+  });
+
+  it.each([
+    [{ approved: true, by: 'user', reason: '' }, 'Approved by you'],
+    [{ approved: false, by: 'user', reason: 'not now' }, 'Denied by you (not now)'],
+    [{ approved: true, by: 'policy', reason: 'read-only' }, 'Approved by policy (read-only)'],
+    [
+      { approved: false, by: 'timeout', reason: '' },
+      'Timed out waiting for approval: denied by policy'
+    ]
+  ])('says who decided a call and why: %p', (approval, label) => {
+    const card = firstTool(view(run([tool('c1', 'run_command', { approval })])).items);
+    expect(card.approval).toEqual({ approved: approval.approved, label });
+  });
+
+  it('marks a tool result as an error whether the flag or the status says so', () => {
+    const items = view(
+      run([
+        tool('a', 'x', { is_error: true, result: 'boom', status: 'done' }),
+        tool('b', 'y', { status: 'error', result: 'bad' })
+      ])
+    ).items as ToolItem[];
+    expect(items.map(i => i.isError)).toEqual([true, true]);
+  });
+
+  it('turns tool images into data URLs with the description as alt text', () => {
+    const card = firstTool(
+      view(
+        run([
+          tool('c1', 'plot', {
+            images: [{ data: PNG_BASE64, mime_type: 'image/png', description: 'sales by month' }]
+          })
+        ])
+      ).items
+    );
+    expect(card.images).toEqual([
+      { src: `data:image/png;base64,${PNG_BASE64}`, alt: 'sales by month' }
+    ]);
+  });
+
+  it('writes a footer with model, token usage and duration', () => {
+    const v = view(
+      run([], {
+        status: 'done',
+        usage: { input_tokens: 12345, output_tokens: 678 },
+        duration_s: 3.21
+      })
+    );
+    expect(v.footer).toBe('scripted:demo · 12,345 in / 678 out tokens · 3.2 s');
+    expect(v.statusLabel).toBe('done');
+  });
+
+  it('leaves unknown parts out of the footer rather than printing zeros', () => {
+    expect(view(run([])).footer).toBe('scripted:demo');
+  });
+});
+
+describe('formatting', () => {
+  it.each([
+    [0.42, '0.4 s'],
+    [59.94, '59.9 s'],
+    [125.4, '2 min 05 s'],
+    [3600, '60 min 00 s']
+  ])('formatDuration(%p) is %p', (seconds, expected) => {
+    expect(formatDuration(seconds)).toBe(expected);
+  });
+
+  it('groups thousands the same way whatever the locale', () => {
+    expect([0, 999, 1000, 1234567].map(formatCount)).toEqual(['0', '999', '1,000', '1,234,567']);
+  });
+
+  it('cuts a long argument preview to one line of at most 80 characters', () => {
+    const preview = argumentsPreview({ code: 'import pandas\n'.repeat(20) });
+    expect(preview).toHaveLength(80);
+    expect(preview.endsWith('…')).toBe(true);
+    expect(preview).not.toContain('\n');
+  });
+});
+
+describe('planUpdate', () => {
+  it('re-renders only the growing text block while an answer streams', () => {
+    const before = view(
+      run([text('Intro.'), tool('c1', 'x', { status: 'done' }), text('The ans')])
+    );
+    const after = view(
+      run([text('Intro.'), tool('c1', 'x', { status: 'done' }), text('The answer is 42')])
+    );
+    expect(planUpdate(before.items, after.items)).toEqual({
+      steps: [
+        { key: 'text:0', op: 'keep' },
+        { key: 'tool:c1', op: 'keep' },
+        { key: 'text:2', op: 'update' }
+      ],
+      removed: []
+    });
+  });
+
+  it('creates nodes for new events and updates a tool whose status changed', () => {
+    const before = view(run([tool('c1', 'x')]));
+    const after = view(run([tool('c1', 'x', { status: 'done', result: 'ok' }), text('Done.')]));
+    expect(planUpdate(before.items, after.items).steps).toEqual([
+      { key: 'tool:c1', op: 'update' },
+      { key: 'text:1', op: 'create' }
+    ]);
+  });
+
+  it('updates a tool card when only its sub-agent run changed', () => {
+    const before = view(run([tool('c1', 'spawn', { children: [text('wor')] })]));
+    const after = view(run([tool('c1', 'spawn', { children: [text('working')] })]));
+    expect(planUpdate(before.items, after.items).steps).toEqual([{ key: 'tool:c1', op: 'update' }]);
+  });
+
+  it('lists keys that disappeared or changed kind for removal', () => {
+    const before = view(run([text('a'), text('b')]));
+    const after = view(run([thinking('a')]));
+    expect(planUpdate(before.items, after.items)).toEqual({
+      steps: [{ key: 'thinking:0', op: 'create' }],
+      removed: ['text:0', 'text:1']
+    });
+  });
+});
