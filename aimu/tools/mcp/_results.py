@@ -1,0 +1,81 @@
+"""Turn an MCP ``CallToolResult`` into the :class:`ToolResult` a model reads.
+
+Text blocks are joined; structured content is added as JSON unless a text block already
+says the same; images are kept as :class:`Image` (for the notebook) and named in the text
+(for the model); audio and binary resources are described, never dumped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types
+
+from aimu.tools.results import Image, ToolResult
+
+
+def to_tool_result(tool_name: str, result: mcp_types.CallToolResult) -> ToolResult:
+    parts: list[str] = []
+    images: list[Image] = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, mcp_types.ImageContent):
+            parts.append(_add_image(images, tool_name, block.data, block.mime_type))
+        elif isinstance(block, mcp_types.AudioContent):
+            parts.append(f"[audio: {block.mime_type}, {_size(block.data)}, not shown]")
+        elif isinstance(block, mcp_types.EmbeddedResource):
+            parts.append(_resource_text(images, tool_name, block.resource))
+        elif isinstance(block, mcp_types.ResourceLink):
+            parts.append(f"[resource link: {block.name} <{block.uri}>]")
+    structured = _structured(result)
+    if structured is not _NOTHING and not any(_same_json(p, structured) for p in parts):
+        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
+    text = "\n".join(parts)
+    if not text:
+        text = f"Tool '{tool_name}' failed without a message." if result.is_error else "(no output)"
+    return ToolResult(text, tuple(images), is_error=bool(result.is_error))
+
+
+_NOTHING = object()
+
+
+def _structured(result: mcp_types.CallToolResult) -> Any:
+    """The structured content, unwrapped when FastMCP wrapped a bare value in ``result``."""
+    value = result.structured_content
+    if value is None:
+        return _NOTHING
+    fastmcp_meta = (result.meta or {}).get("fastmcp")
+    if isinstance(fastmcp_meta, dict) and fastmcp_meta.get("wrap_result") and "result" in value:
+        return value["result"]
+    return value
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return json.loads(text) == value
+    except ValueError:
+        return text == value
+
+
+def _add_image(images: list[Image], tool_name: str, data: str, mime_type: str) -> str:
+    images.append(Image(data, mime_type, f"image {len(images) + 1} from tool '{tool_name}'"))
+    return f"[image {len(images)}: {mime_type}, {_size(data)}]"
+
+
+def _resource_text(images: list[Image], tool_name: str, resource: Any) -> str:
+    if isinstance(resource, mcp_types.TextResourceContents):
+        return resource.text
+    mime_type = resource.mime_type or "application/octet-stream"
+    if mime_type.startswith("image/"):
+        return _add_image(images, tool_name, resource.blob, mime_type)
+    return f"[resource {resource.uri}: {mime_type}, {_size(resource.blob)}, not shown]"
+
+
+def _size(data: str) -> str:
+    """The decoded size of base64 ``data``, without decoding it."""
+    count = len(data) * 3 // 4 - data[-2:].count("=")
+    if count < 1024:
+        return f"{count} bytes"
+    return f"{count / 1024:.0f} KB"

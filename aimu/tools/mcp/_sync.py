@@ -1,0 +1,199 @@
+"""``MCPClient``: the blocking driver of :class:`AsyncMCPClient`.
+
+It runs the async client on an event loop of its own, in a daemon thread behind an anyio
+blocking portal, so it works the same from a script, a thread, or a Jupyter cell whose
+kernel already runs a loop. Only the I/O edge differs from the async client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from concurrent.futures import Future
+from contextlib import suppress
+from typing import Any, TypeVar
+
+import mcp_types
+from anyio.from_thread import start_blocking_portal
+
+from aimu.tools.mcp._client import CLOSE_TIMEOUT, AsyncMCPClient
+from aimu.tools.mcp._tools import sync_tool
+from aimu.tools.results import ToolResult
+
+T = TypeVar("T")
+
+THREAD_NAME = "aimu-mcp"
+_WAKE = 0.1  # seconds between checks for an interrupt while a call runs
+
+_OPEN: dict[int, weakref.finalize] = {}
+"""The closers of clients still open, closed together at interpreter exit."""
+
+
+class MCPClient:
+    """An MCP server's tools, from ordinary (non-async) code and from notebooks.
+
+    Pass exactly one of ``config`` (an ``mcpServers`` dict), ``server`` (a FastMCP instance,
+    run in memory), ``file`` (a ``.py``/``.js`` server script run over stdio) or ``url`` (a
+    remote streamable-HTTP server; a URL ending in ``/sse`` uses SSE). ``auth`` (a bearer
+    token, ``"oauth"``, or an ``httpx2.Auth`` object such as ``fastmcp.client.auth.OAuth``)
+    and ``headers`` apply only with ``url``; an auth object excludes ``headers``. Wrong
+    combinations raise ``ValueError`` here. ``timeout`` bounds each tool call, in seconds.
+
+    Connects at construction (raising :class:`MCPConnectionError` if it cannot); after a lost
+    connection the next call reconnects. The client runs on a loop in a background thread.
+
+    Close it when done, or use ``with``; close a client kept for the life of the process
+    explicitly too. An exit hook closes clients still open, all at once, giving up after a
+    few seconds rather than hanging the exit; but a kernel being restarted may be killed
+    before it finishes, leaving a stdio server to exit when it sees its input close::
+
+        mcp = MCPClient(server=my_server)
+        agent = Agent(client, tools=[my_tool, *mcp.as_tools()])
+        ...
+        mcp.close()
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, Any] | None = None,
+        server: Any = None,
+        file: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        auth: Any = None,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ):
+        self._core = AsyncMCPClient(config, server, file, url, auth, headers, timeout=timeout)
+        self._loop = _LoopThread()
+        self._closer = weakref.finalize(self, _close, self._loop, self._core.close)
+        self._closer.atexit = False
+        _OPEN[id(self._loop)] = self._closer
+        try:
+            self._run(self._core.connect)
+        except BaseException:
+            self.close()
+            raise
+
+    def __repr__(self) -> str:
+        return repr(self._core).replace("aimu.aio.MCPClient", "aimu.tools.MCPClient", 1)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return not self._closer.alive
+
+    def ping(self) -> list[mcp_types.Tool]:
+        """Check the server answers by listing its tools; returns them.
+
+        Raises :class:`MCPConnectionError` if the client is closed or the server unreachable.
+        """
+        return self._run(self._core.ping)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+        """Run tool ``name`` on the server and return what it answered.
+
+        A failure on the server (the tool raised, rejected its arguments, does not exist, or
+        timed out) is a :class:`ToolResult` with ``is_error=True`` carrying the server's text.
+        Only a connection failure raises :class:`MCPConnectionError`.
+        """
+        return self._run(self._core.call_tool, name, arguments)
+
+    def as_tools(self) -> list[Callable]:
+        """The server's tools as functions for ``Agent(tools=...)``, beside ``@tool`` ones.
+
+        Each returns the tool's text (a :class:`ToolResult` when there are images or the tool
+        failed). A snapshot (one ``tools/list``); call again to pick up changes on the server.
+        Each function holds this client, keeping it alive.
+        """
+        return [sync_tool(tool, self.call_tool) for tool in self.ping()]
+
+    def close(self) -> None:
+        """Close the connection and stop the background loop. Idempotent; never hangs."""
+        self._closer()
+
+    def __enter__(self) -> MCPClient:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def _run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+        if not self._closer.alive:
+            raise self._core._closed_error()
+        return self._loop.run(fn, *args)
+
+
+class _LoopThread:
+    """An event loop in a daemon thread, entered through an anyio blocking portal."""
+
+    def __init__(self) -> None:
+        self._context = start_blocking_portal(name=THREAD_NAME)
+        self._portal = self._context.__enter__()
+        self._loop = self._portal.call(asyncio.get_running_loop)
+        self._thread_id = self._portal.call(threading.get_ident)
+
+    def run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+        """Run ``fn(*args)`` on the loop and wait; an interrupt cancels it there too.
+
+        Calls go straight to the portal's loop (half the cost of a portal task per call);
+        the portal owns the thread and the loop's lifetime.
+        """
+        future: Future[T] = asyncio.run_coroutine_threadsafe(fn(*args), self._loop)
+        try:
+            while True:  # in slices: a blocked wait would not see Ctrl-C until the call ends
+                try:
+                    return future.result(timeout=_WAKE)
+                except TimeoutError:
+                    if future.done():
+                        return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def stop(self, last: Callable[[], Awaitable[Any]], wait: bool = True) -> threading.Thread:
+        """Run ``last`` on the loop, then end the loop and its thread; return the thread
+        doing it.
+
+        With ``wait``, waits at most a few seconds: a server that will not let go is abandoned
+        to the daemon thread rather than hanging the caller (or the interpreter's exit).
+        """
+
+        def shut_down() -> None:
+            with suppress(Exception):
+                self._portal.call(last)
+            with suppress(RuntimeError):
+                self._portal.call(self._portal.stop, True)
+            self._context.__exit__(None, None, None)
+
+        closer = threading.Thread(target=shut_down, name=f"{THREAD_NAME}-close", daemon=True)
+        closer.start()
+        if wait and threading.get_ident() != self._thread_id:  # the loop cannot wait on itself
+            closer.join(CLOSE_TIMEOUT + 2)
+        return closer
+
+
+def _close(
+    loop: _LoopThread, last: Callable[[], Awaitable[Any]], wait: bool = True
+) -> threading.Thread:
+    _OPEN.pop(id(loop), None)
+    return loop.stop(last, wait)
+
+
+@atexit.register
+def _close_all_at_exit() -> None:
+    """Close the clients still open at exit all at once, giving up after one deadline."""
+    closers = []
+    for finalizer in list(_OPEN.values()):
+        detached = finalizer.detach()
+        if detached is not None:
+            _, close, args, _ = detached
+            closers.append(close(*args, wait=False))
+    deadline = time.monotonic() + CLOSE_TIMEOUT + 2
+    for closer in closers:
+        closer.join(max(0.0, deadline - time.monotonic()))
