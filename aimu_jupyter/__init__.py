@@ -1,6 +1,16 @@
-"""aimu_jupyter: the notebook layer (``%%agent``, ``%tool``, approval widgets, live output)."""
+"""aimu_jupyter: the notebook layer (``%%agent``, ``%tool``, approval widgets, live output).
+
+``%load_ext aimu`` (or ``%load_ext aimu_jupyter``) registers the magics. For loops and
+scripts, the same run is a coroutine: ``answer = await aimu_jupyter.run_agent(prompt)``.
+"""
 
 from typing import Any
+
+_LAZY = {
+    "run_agent": "aimu_jupyter.api",
+    "AgentInterrupted": "aimu_jupyter.errors",
+    "AgentFailed": "aimu_jupyter.errors",
+}
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -15,3 +25,25 @@ def unload_ipython_extension(ipython: Any) -> None:
     from aimu_jupyter.magics import unload
 
     unload(ipython)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where ``jupyter labextension develop`` finds the built lab extension."""
+    return [{"src": "labextension", "dest": "aimu-jupyter"}]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aimu_jupyter' has no attribute {name!r}")
+
+
+__all__ = [
+    "AgentFailed",
+    "AgentInterrupted",
+    "load_ipython_extension",
+    "run_agent",
+    "unload_ipython_extension",
+]

@@ -10,7 +10,7 @@ import traceback
 
 import psutil
 import pytest
-from conftest import HttpServer
+from mcp_http_harness import HttpServer
 
 import aimu.aio
 from aimu.tools import MCPClient, MCPConnectionError

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RESULTS, open_notebook, run_all, write_notebook
+from lab_harness import RESULTS, open_notebook, run_all, write_notebook
 
 EXTENSION = Path(sys.prefix, "share", "jupyter", "labextensions", "aimu-jupyter", "package.json")
 RUN = ".aimu-RunRenderer .aimu-run"

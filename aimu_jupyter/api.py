@@ -1,0 +1,83 @@
+"""``await run_agent(prompt, ...)``: the ``%%agent`` run as a coroutine, for loops and scripts.
+
+Magic-only tools leave users stuck when a prompt has to run per row or per file; this is the
+same run (same conversations, live display, approval panels, settings) called from code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aimu.models.base import ModelClient
+from aimu_jupyter import runner
+from aimu_jupyter.session import Session
+
+_standalone: Session | None = None
+
+
+async def run_agent(
+    prompt: str,
+    *,
+    model: str | ModelClient | None = None,
+    tools: str | list[Any] | None = None,
+    approve: str | Callable | None = None,
+    name: str | None = None,
+    new: bool = False,
+    system: str | None = None,
+    max_iterations: int | None = None,
+    interpolate: bool = False,
+    display: bool | None = None,
+) -> str:
+    """Run ``prompt`` as a ``%%agent`` cell would and return the final answer.
+
+    ``model``: ``"provider:model"`` or a ModelClient. ``tools``: the ``--tools`` comma list,
+    or a list mixing such names with tool functions and MCP clients. ``approve``: ``"auto"``,
+    ``"ask"``, ``"deny"`` or a policy callable. ``name``/``new``: which conversation, as
+    ``--name``/``--new``. ``interpolate``: fill ``{var}`` from the notebook, off by default
+    (Python has f-strings). ``display``: show the live record (default: inside IPython).
+
+    Raises ``AgentInterrupted`` (a ``KeyboardInterrupt``) when stopped, so a loop of calls
+    stops too, and ``AgentFailed`` when the model cannot be used::
+
+        for path in paths:
+            summaries[path] = await aimu_jupyter.run_agent(f"Summarise {path}", tools="fs",
+                                                           new=True)
+    """
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("run_agent: prompt must be a non-empty string")
+    session = _session()
+    if interpolate:
+        prompt = runner.interpolate(prompt, session.user_ns)
+    if display is None:
+        display = session.shell is not None
+    return await runner.run(
+        session,
+        prompt,
+        model=model,
+        tools=tools,
+        approve=approve,
+        name=name,
+        new=new,
+        system=system,
+        max_iterations=max_iterations,
+        display=display,
+    )
+
+
+def _session() -> Session:
+    """The notebook's session (loading the extension if needed), or one for plain Python."""
+    global _standalone
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        shell = None
+    else:
+        shell = get_ipython()
+    if shell is not None:
+        from aimu_jupyter.magics import magics_of
+
+        return magics_of(shell).session
+    if _standalone is None:
+        _standalone = Session(None)
+    return _standalone

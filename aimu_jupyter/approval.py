@@ -1,0 +1,122 @@
+"""The notebook's approval policy: which calls ask, who answers, and what is recorded.
+
+Reading tools and the user's own ``%tool`` functions run freely; tools that write, execute,
+submit or spawn ask. Interactively the question is an inline panel (:mod:`._panel`);
+headless (nbclient, papermill, CI) or when no answer comes in time, the declared policy
+decides: ``--approve``, else ``AIMU_APPROVAL`` (``auto`` or ``deny``), else deny.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from aimu.tools.approval import Denied
+
+MODES = ("auto", "ask", "deny")
+
+#: Built-in tools that only read; every other built-in asks before it runs.
+READING_BUILTINS = frozenset(
+    {
+        "get_weather",
+        "get_web_content",
+        "get_webpage",
+        "get_webpage_html",
+        "web_search",
+        "wikipedia",
+        "find_forms",
+        "list_directory",
+        "read_file",
+        "calculate",
+        "get_current_date_and_time",
+        "convert_time",
+        "echo",
+    }
+)
+
+HEADLESS_REASON = "no one is there to approve it (headless run); denied by the notebook's policy"
+DENY_REASON = "the notebook refuses this kind of call (--approve deny)"
+
+Ask = Callable[[str, dict[str, Any]], Awaitable[tuple[str, str]]]
+
+
+def headless_verdict(mode: str | None) -> str:
+    """``"approve"`` or ``"deny"`` for a gated call no one can answer."""
+    if mode == "auto":
+        return "approve"
+    if mode == "deny":
+        return "deny"
+    env = os.environ.get("AIMU_APPROVAL", "").strip().lower()
+    return "approve" if env == "auto" else "deny"
+
+
+class NotebookPolicy:
+    """An approval policy (``policy(name, arguments)``) for one ``%%agent`` run.
+
+    ``free`` names the tools that run without asking, ``mode`` is ``None`` (the notebook
+    default), ``"auto"``, ``"ask"`` or ``"deny"``; ``ask`` shows the panel and returns
+    ``("approve" | "deny" | "always" | "timeout", reason)``, or is ``None`` when no one can
+    answer (headless). ``always_allowed`` is the conversation's "Always allow" set, shared
+    across its runs. Who decided each call is kept for the record (:meth:`decided_by`).
+    """
+
+    def __init__(
+        self,
+        free: Iterable[str],
+        *,
+        mode: str | None = None,
+        ask: Ask | None = None,
+        always_allowed: set[str] | None = None,
+    ):
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"approval mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.free = frozenset(free)
+        self.mode = mode
+        self.ask = ask
+        self.always_allowed = always_allowed if always_allowed is not None else set()
+        self._sources: deque[tuple[str, str]] = deque()
+
+    def requires_approval(self, tool_name: str, arguments: dict[str, Any]) -> bool:
+        """Whether this call is put to the policy (and its decision recorded)."""
+        if self.mode == "ask":
+            return tool_name not in self.always_allowed
+        return tool_name not in self.free and tool_name not in self.always_allowed
+
+    async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
+        if self.mode == "auto":
+            return self._decided(tool_name, "policy", True)
+        if self.mode == "deny":
+            return self._decided(tool_name, "policy", Denied(DENY_REASON))
+        if self.ask is None:
+            return self._fallback(tool_name, "policy")
+        answer, reason = await self.ask(tool_name, arguments)
+        if answer == "timeout":
+            return self._fallback(tool_name, "timeout")
+        if answer == "always":
+            self.always_allowed.add(tool_name)
+            return self._decided(tool_name, "user", True)
+        if answer == "approve":
+            return self._decided(tool_name, "user", True)
+        return self._decided(tool_name, "user", Denied(reason.strip()))
+
+    def decided_by(self, tool_name: str) -> str:
+        """Who answered the oldest unreported decision about ``tool_name``."""
+        for index, (name, source) in enumerate(self._sources):
+            if name == tool_name:
+                del self._sources[index]
+                return source
+        return "policy"
+
+    def _fallback(self, tool_name: str, source: str) -> bool | Denied:
+        if headless_verdict(None) == "approve":
+            return self._decided(tool_name, source, True)
+        reason = HEADLESS_REASON
+        if source == "timeout":
+            reason = "no answer came in time; denied by the notebook's policy"
+        return self._decided(tool_name, source, Denied(reason))
+
+    def _decided(self, tool_name: str, source: str, verdict: bool | Denied) -> bool | Denied:
+        self._sources.append((tool_name, source))
+        return verdict

@@ -1,0 +1,301 @@
+"""``%%agent`` and ``%tool``, their settings, and the input transformer that awaits them.
+
+Loading must stay cheap (``%load_ext aimu`` runs at the top of notebooks): this module
+imports only IPython and traitlets; the agent machinery is imported when a magic first runs.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+from traitlets import Bool, CaselessStrEnum, Float, Int, List, Unicode
+
+_AGENT_CALL = "get_ipython().run_cell_magic('agent',"
+
+
+def await_agent_cells(lines: list[str]) -> list[str]:
+    """Input transformer: make a ``%%agent`` cell a top-level-await cell.
+
+    IPython has already turned the cell into one ``run_cell_magic('agent', ...)`` line;
+    prefixing ``await`` makes the kernel run the cell as a coroutine, so the cell stays busy
+    until the agent finishes, Run All waits, and an interrupt cancels the run.
+    """
+    if lines and lines[0].startswith(_AGENT_CALL):
+        return ["await " + lines[0], *lines[1:]]
+    return lines
+
+
+@magics_class
+class AimuMagics(Magics):
+    """LLM agents in notebook cells: ``%%agent`` runs one, ``%tool`` lends it functions."""
+
+    model = Unicode(
+        "",
+        help="Model for %%agent when --model is not given, as 'provider:model' "
+        "(e.g. 'openai:gpt-4o-mini'). Empty: $AIMU_MODEL, then the library's default.",
+    ).tag(config=True)
+    tools = Unicode(
+        "",
+        help="Tools for %%agent when --tools is not given: a comma list of groups "
+        "(web, fs, compute, time, misc, all, python, notebook) or notebook variables. "
+        "%tool-registered functions are always included.",
+    ).tag(config=True)
+    approval = CaselessStrEnum(
+        ["", "auto", "ask", "deny"],
+        default_value="",
+        help="Approval when --approve is not given. Empty: reading tools and %tool "
+        "functions run, tools that write, execute, submit or spawn ask. auto: run every "
+        "call. ask: ask for every call. deny: refuse every call that would ask.",
+    ).tag(config=True)
+    approval_timeout = Float(
+        300.0,
+        min=1.0,
+        help="Seconds an approval panel waits for a click before the headless policy "
+        "decides ($AIMU_APPROVAL=auto approves, anything else denies).",
+    ).tag(config=True)
+    max_iterations = Int(
+        10, min=1, help="Most model turns that may call tools in one %%agent run."
+    ).tag(config=True)
+    system = Unicode("", help="System message for new conversations.").tag(config=True)
+    concurrent_tool_calls = Bool(
+        False,
+        help="Run the tool calls of one model turn concurrently (approvals still ask one "
+        "at a time, in order).",
+    ).tag(config=True)
+    allowed_imports = List(
+        Unicode(),
+        help="Modules the python tool may import beyond its allowlist, e.g. ['sympy'].",
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any):
+        super().__init__(shell=shell, **kwargs)
+        self._session: Any = None
+
+    @property
+    def session(self) -> Any:
+        """The notebook's :class:`~aimu_jupyter.session.Session` (created on first use)."""
+        if self._session is None:
+            from aimu_jupyter.session import Session
+
+            self._session = Session(self.shell, self.settings)
+        return self._session
+
+    def settings(self) -> Any:
+        """The current ``%config AimuMagics.*`` values as a Settings snapshot."""
+        from aimu_jupyter.session import Settings
+
+        return Settings(
+            model=self.model,
+            tools=self.tools,
+            approval=self.approval.lower(),
+            approval_timeout=self.approval_timeout,
+            max_iterations=self.max_iterations,
+            system=self.system,
+            concurrent_tool_calls=self.concurrent_tool_calls,
+            allowed_imports=tuple(self.allowed_imports),
+        )
+
+    @magic_arguments("%agent")
+    @argument(
+        "-m",
+        "--model",
+        help="'provider:model' (e.g. openai:gpt-4o-mini, ollama:qwen3:8b), or the name of a "
+        "notebook variable holding a ModelClient. Default: %%config AimuMagics.model, "
+        "then $AIMU_MODEL.",
+    )
+    @argument(
+        "-t",
+        "--tools",
+        help="Comma list: web, fs, compute, time, misc, all, python (code in this "
+        "notebook's namespace), notebook (variables and cells), %%tool names, or notebook "
+        "variables holding an MCPClient, a tool or a list of tools.",
+    )
+    @argument(
+        "-a",
+        "--approve",
+        help="auto (run every call), ask (ask for every call), deny (refuse calls that "
+        "would ask), or a notebook variable holding a policy(name, arguments). Default: "
+        "reading tools run, tools that write/execute/submit/spawn ask.",
+    )
+    @argument("--new", action="store_true", help="Start a fresh conversation.")
+    @argument(
+        "-n",
+        "--name",
+        help="Continue (or start) the named conversation instead of the notebook's default.",
+    )
+    @argument("-s", "--system", help="System message for this conversation.")
+    @argument(
+        "--max-iterations",
+        type=int,
+        help="Most model turns that may call tools (default 10).",
+    )
+    @argument(
+        "-o",
+        "--out",
+        metavar="VAR",
+        help="Store the final answer in the notebook variable VAR.",
+    )
+    @argument(
+        "--no-interpolate",
+        action="store_true",
+        help="Send the prompt as written; {name} is not replaced by the variable's value.",
+    )
+    @cell_magic
+    def agent(self, line: str, cell: str) -> Any:
+        """Run an LLM agent on the cell's text; the answer streams into the cell.
+
+        The cell body is the prompt. ``{name}`` is replaced by the notebook variable's value
+        (``{{`` for a literal brace, or --no-interpolate). Cells continue one conversation
+        unless --new or --name says otherwise. Tool calls show as cards; a call that
+        writes, executes or submits waits for Approve / Deny. In a headless run (nbclient,
+        papermill) no one can click: --approve, else $AIMU_APPROVAL (auto or deny), else
+        deny decides, and the output records each decision.
+
+        Examples
+        --------
+        ::
+
+            %load_ext aimu
+
+            %%agent --model openai:gpt-4o-mini --tools web,python
+            Load sales.csv into a DataFrame called df and tell me which month grew fastest.
+
+            %%agent --out summary
+            Summarise {df.shape[0]} rows of {topic} in two sentences.
+
+            %%agent --tools notebook --no-interpolate
+            What does {"a": 1} mean in the cell above?
+
+        From Python, for loops and scripts: ``await aimu_jupyter.run_agent(prompt, ...)``.
+        """
+        args = _parse(self.agent, line, "%%agent")
+        if args.out is not None and (not args.out.isidentifier() or keyword.iskeyword(args.out)):
+            raise UsageError(f"--out {args.out}: not a valid variable name")
+        prompt = cell.strip()
+        if not prompt:
+            raise UsageError("%%agent: the cell is empty; write the prompt below the first line")
+        from aimu_jupyter import runner
+
+        if not args.no_interpolate:
+            prompt = runner.interpolate(prompt, self.shell.user_ns)
+        return self._run(args, prompt)
+
+    async def _run(self, args: Any, prompt: str) -> None:
+        from aimu_jupyter import runner
+
+        answer = await runner.run(
+            self.session,
+            prompt,
+            model=args.model,
+            tools=args.tools,
+            approve=args.approve,
+            name=args.name,
+            new=args.new,
+            system=args.system,
+            max_iterations=args.max_iterations,
+        )
+        if args.out is not None:
+            self.shell.user_ns[args.out] = answer
+
+    @magic_arguments()
+    @argument("names", nargs="*", help="Notebook functions to register as tools.")
+    @argument(
+        "--ask",
+        action="store_true",
+        help="Ask for approval before each call of these functions.",
+    )
+    @argument("-l", "--list", action="store_true", help="Show the registered tools.")
+    @argument("-r", "--remove", action="store_true", help="Unregister the named functions.")
+    @line_magic
+    def tool(self, line: str) -> None:
+        """Lend notebook functions to %%agent as tools.
+
+        Registered functions are offered to the model in every %%agent cell and run without
+        asking, unless registered with --ask. A function without @aimu.tool is decorated on
+        the spot (its type hints and docstring become the spec the model reads). The name is
+        looked up again at each run, so redefining the function updates the tool.
+
+        Examples
+        --------
+        ::
+
+            def letter_counter(word: str, letter: str) -> int:
+                "Count how often a letter occurs in a word."
+                return word.lower().count(letter.lower())
+
+            %tool letter_counter
+            %tool --ask send_email
+            %tool --list
+            %tool --remove letter_counter
+        """
+        args = _parse(self.tool, line, "%tool")
+        registry = self.session.registry
+        if args.remove:
+            if not args.names:
+                raise UsageError("%tool --remove: name the functions to unregister")
+            registry.remove(args.names)
+            return
+        if args.names:
+            tools = registry.register(self.shell.user_ns, args.names, ask=args.ask)
+            names = ", ".join(t.__tool_spec__["function"]["name"] for t in tools)
+            note = " (each call asks first)" if args.ask else ""
+            print(f"Registered tool{'s' if len(tools) > 1 else ''}: {names}{note}")
+        elif args.ask:
+            raise UsageError("%tool --ask: name the functions to register")
+        if args.list or not args.names:
+            print(_describe(registry.resolve(self.shell.user_ns)))
+
+
+def _parse(magic: Any, line: str, label: str) -> Any:
+    """Parse a magic's options with shell quoting (``--system "Be brief."``)."""
+    try:
+        return magic.parser.parse_args(shlex.split(line))
+    except ValueError as exc:
+        raise UsageError(f"{label}: {exc} in the options") from None
+    except UsageError as exc:
+        raise UsageError(f"{label}: {exc}") from None
+
+
+def _describe(tools: list[tuple[Any, bool]]) -> str:
+    if not tools:
+        return "No tools registered. Register a notebook function with: %tool my_function"
+    blocks = []
+    for fn, ask in tools:
+        spec = fn.__tool_spec__["function"]
+        gate = "asks before each call" if ask else "runs without asking"
+        parameters = json.dumps(spec.get("parameters", {}), indent=2)
+        blocks.append(f"{spec['name']} ({gate})\n  {spec.get('description', '')}\n{parameters}")
+    return "\n\n".join(blocks)
+
+
+def load(shell: Any) -> None:
+    """Register the magics and the transformer; loading twice changes nothing."""
+    if shell.magics_manager.registry.get("AimuMagics") is None:
+        shell.register_magics(AimuMagics)
+    if await_agent_cells not in shell.input_transformers_post:
+        shell.input_transformers_post.append(await_agent_cells)
+
+
+def unload(shell: Any) -> None:
+    """Remove the magics, their settings entry and the transformer."""
+    magics = shell.magics_manager.registry.pop("AimuMagics", None)
+    if magics is not None:
+        for kind, names in (("cell", ("agent",)), ("line", ("tool",))):
+            for name in names:
+                shell.magics_manager.magics[kind].pop(name, None)
+        if magics in shell.configurables:
+            shell.configurables.remove(magics)
+    if await_agent_cells in shell.input_transformers_post:
+        shell.input_transformers_post.remove(await_agent_cells)
+
+
+def magics_of(shell: Any) -> AimuMagics:
+    """The loaded :class:`AimuMagics` of ``shell``, loading the extension if needed."""
+    load(shell)
+    return shell.magics_manager.registry["AimuMagics"]

@@ -1,0 +1,395 @@
+"""The record of one agent run, folded from its :class:`~aimu.models.StreamChunk` stream.
+
+:class:`RunRecord` turns chunks into the structured transcript the JupyterLab extension
+renders (``application/vnd.aimu.run+json``, version 1) and into the Markdown and plain-text
+fallbacks every other frontend shows (VS Code, nbviewer, GitHub). It knows nothing about
+IPython: the notebook layer feeds it chunks and publishes :meth:`RunRecord.bundle`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aimu.models.chunks import Phase, StreamChunk
+
+MIME_TYPE = "application/vnd.aimu.run+json"
+VERSION = 1
+
+#: A tool's progress list keeps at most this many of its latest entries.
+PROGRESS_KEPT = 50
+#: Results longer than this (characters or lines) are folded in the Markdown view.
+FOLD_CHARS = 600
+FOLD_LINES = 12
+#: Argument values longer than this are shortened in the Markdown view.
+ARGUMENT_CHARS = 300
+
+_APPROVAL_SOURCES = ("user", "policy", "timeout")
+
+
+class RunRecord:
+    """One run's transcript, built only from the chunks it is given.
+
+    ``apply(chunk)`` folds one chunk in; ``finish(status, error)`` closes the record. Chunks
+    of a sub-agent (named ``f"{parent}/{label}@{tool_call_id}"``) are nested under the tool
+    card with that id, as that card's ``children``.
+    """
+
+    def __init__(
+        self,
+        prompt: str,
+        model: str,
+        agent: str = "agent",
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.prompt = prompt
+        self.model = model
+        self.agent = agent
+        self.status = "running"
+        self.error: str | None = None
+        self.usage = {"input_tokens": 0, "output_tokens": 0}
+        self.events: list[dict[str, Any]] = []
+        self.answer = ""
+        self._clock = clock
+        self._started = clock()
+        self._ended: float | None = None
+        self._tools: dict[int, dict[str, dict[str, Any]]] = {}
+
+    # -- folding -------------------------------------------------------------------------
+
+    def apply(self, chunk: StreamChunk, *, approved_by: str | None = None) -> None:
+        """Fold one chunk into the record.
+
+        ``approved_by`` says who answered an ``APPROVAL_DECIDED`` chunk (``"user"``,
+        ``"policy"`` or ``"timeout"``); chunks do not carry it, the caller's policy knows it.
+        """
+        events = self._events_for(chunk.agent)
+        content = chunk.content
+        phase = chunk.phase
+        if phase is Phase.TEXT:
+            _append_text(events, "text", content)
+        elif phase is Phase.THINKING:
+            _append_text(events, "thinking", content)
+        elif phase is Phase.TOOL_CALL:
+            card = self._card(events, content)
+            card["arguments"] = content.get("arguments") or {}
+            if card["status"] not in ("awaiting_approval", "denied"):
+                card["status"] = "running"
+        elif phase is Phase.APPROVAL_REQUESTED:
+            card = self._card(events, content)
+            card["status"] = "awaiting_approval"
+        elif phase is Phase.APPROVAL_DECIDED:
+            card = self._card(events, content)
+            approved = bool(content.get("approved"))
+            by = approved_by if approved_by in _APPROVAL_SOURCES else "policy"
+            card["approval"] = {
+                "approved": approved,
+                "reason": content.get("reason") or "",
+                "by": by,
+            }
+            card["status"] = "running" if approved else "denied"
+        elif phase is Phase.TOOL_PROGRESS:
+            card = self._card(events, content)
+            card["progress"].append(content.get("progress"))
+            del card["progress"][:-PROGRESS_KEPT]
+        elif phase is Phase.TOOL_RESULT:
+            card = self._card(events, content)
+            card["result"] = content.get("result")
+            card["is_error"] = bool(content.get("is_error"))
+            card["images"] = list(content.get("images") or [])
+            if card["status"] != "denied":
+                card["status"] = "error" if card["is_error"] else "done"
+        elif phase is Phase.DONE and chunk.agent == self.agent:
+            self.usage = dict(content.get("usage") or self.usage)
+            self.answer = content.get("text", "")
+            stop = content.get("stop_reason")
+            self.finish("interrupted" if stop == "interrupted" else "done")
+
+    def finish(self, status: str, error: str | None = None) -> None:
+        """Close the record: ``"done"``, ``"interrupted"`` or ``"error"`` (with a message)."""
+        if status not in ("done", "interrupted", "error"):
+            raise ValueError(f"unknown final status {status!r}")
+        self.status = status
+        self.error = error
+        if self._ended is None:
+            self._ended = self._clock()
+        for card in _walk_tools(self.events):
+            if card["status"] == "awaiting_approval":
+                card["status"] = "denied"
+                card["approval"] = {
+                    "approved": False,
+                    "by": "user",
+                    "reason": "approval abandoned: the run was stopped",
+                }
+            if card["status"] == "running":
+                card["status"] = "error"
+                card["is_error"] = True
+                if card["result"] is None:
+                    card["result"] = "Not finished: the run ended before this call completed."
+
+    def pending_tool(self, call_id: str) -> dict[str, Any] | None:
+        """The tool card with ``call_id``, wherever it is nested."""
+        for card in _walk_tools(self.events):
+            if card["id"] == call_id:
+                return card
+        return None
+
+    @property
+    def duration_s(self) -> float:
+        end = self._ended if self._ended is not None else self._clock()
+        return round(max(0.0, end - self._started), 3)
+
+    def _events_for(self, agent: str) -> list[dict[str, Any]]:
+        """The event list a chunk from ``agent`` belongs in (nested for sub-agents)."""
+        if agent == self.agent or not agent.startswith(self.agent + "/"):
+            return self.events
+        events = self.events
+        for segment in agent[len(self.agent) + 1 :].split("/"):
+            _, at, call_id = segment.rpartition("@")
+            card = self._tools.get(id(events), {}).get(call_id) if at else None
+            if card is None:
+                return events
+            events = card["children"]
+        return events
+
+    def _card(self, events: list[dict[str, Any]], content: dict[str, Any]) -> dict[str, Any]:
+        call_id = str(content.get("id", ""))
+        cards = self._tools.setdefault(id(events), {})
+        card = cards.get(call_id)
+        if card is None:
+            card = {
+                "type": "tool",
+                "id": call_id,
+                "name": str(content.get("name", "")),
+                "arguments": content.get("arguments") or {},
+                "status": "running",
+                "progress": [],
+                "result": None,
+                "is_error": False,
+                "images": [],
+                "approval": None,
+                "children": [],
+            }
+            cards[call_id] = card
+            events.append(card)
+        return card
+
+    # -- output --------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The record in the ``application/vnd.aimu.run+json`` (version 1) shape."""
+        return {
+            "version": VERSION,
+            "prompt": self.prompt,
+            "model": self.model,
+            "status": self.status,
+            "error": self.error,
+            "usage": dict(self.usage),
+            "duration_s": self.duration_s,
+            "events": self.events,
+        }
+
+    def markdown(self) -> str:
+        """The run as Markdown: answer, tool cards as folded sections, thinking folded."""
+        parts = _events_markdown(self.events, final=self.status != "running")
+        if self.status == "running" and not parts:
+            parts.append("*Thinking…*")
+        if self.status == "interrupted":
+            parts.append("**Interrupted.** The run was stopped; the conversation is kept.")
+        elif self.status == "error":
+            parts.append(f"**Error:** {_inline(self.error or 'the run failed')}")
+        parts.append(f"<sub>{self.footer()}</sub>")
+        return "\n\n".join(parts)
+
+    def plain(self) -> str:
+        """The run as plain text, for frontends that render nothing richer."""
+        lines = _events_plain(self.events, indent="")
+        if self.status == "interrupted":
+            lines.append("[interrupted] The run was stopped; the conversation is kept.")
+        elif self.status == "error":
+            lines.append(f"[error] {self.error or 'the run failed'}")
+        lines.append(f"-- {self.footer()}")
+        return "\n".join(lines)
+
+    def footer(self) -> str:
+        """``model · N in / M out tokens · T s`` plus the status while not done."""
+        usage = self.usage
+        parts = [
+            self.model or "model",
+            f"{usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out tokens",
+            f"{self.duration_s:.1f} s",
+        ]
+        if self.status != "done":
+            parts.append(self.status)
+        return " · ".join(parts)
+
+    def bundle(self) -> dict[str, Any]:
+        """The MIME bundle to publish: Markdown, plain text and the structured record."""
+        return {
+            "text/markdown": self.markdown(),
+            "text/plain": self.plain(),
+            MIME_TYPE: self.to_json(),
+        }
+
+
+# -- folding helpers ---------------------------------------------------------------------
+
+
+def _append_text(events: list[dict[str, Any]], kind: str, text: Any) -> None:
+    if not isinstance(text, str) or not text:
+        return
+    if events and events[-1]["type"] == kind:
+        events[-1]["text"] += text
+    else:
+        events.append({"type": kind, "text": text})
+
+
+def _walk_tools(events: list[dict[str, Any]]):
+    for event in events:
+        if event["type"] == "tool":
+            yield event
+            yield from _walk_tools(event["children"])
+
+
+# -- Markdown ------------------------------------------------------------------------------
+
+_STATUS_LABEL = {
+    "awaiting_approval": "waiting for approval",
+    "running": "running…",
+    "done": "done",
+    "error": "failed",
+    "denied": "not run",
+}
+
+
+def _events_markdown(events: list[dict[str, Any]], final: bool) -> list[str]:
+    parts: list[str] = []
+    for event in events:
+        kind = event["type"]
+        if kind == "text":
+            parts.append(event["text"].strip("\n"))
+        elif kind == "thinking":
+            parts.append(_details("Thinking", _quote(event["text"])))
+        elif kind == "tool":
+            parts.append(_tool_markdown(event, final))
+    return [part for part in parts if part]
+
+
+def _tool_markdown(card: dict[str, Any], final: bool) -> str:
+    status = _STATUS_LABEL.get(card["status"], card["status"])
+    head = f"**🔧 `{_inline(card['name'])}`** · {status}"
+    approval = approval_line(card["approval"])
+    if approval:
+        head += f" · {approval}"
+    lines = [head]
+    arguments = card["arguments"]
+    if arguments:
+        lines.append(_details("arguments", _fence(pretty_arguments(arguments), "json")))
+    if card["progress"] and card["status"] == "running":
+        lines.append(f"> {_inline(_progress_text(card['progress'][-1]))}")
+    if card["children"]:
+        inner = "\n\n".join(_events_markdown(card["children"], final))
+        lines.append(_details("sub-agent", _quote(inner)))
+    result = card["result"]
+    if result is not None:
+        body = _fence(result)
+        long = len(result) > FOLD_CHARS or result.count("\n") >= FOLD_LINES
+        if long:
+            lines.append(_details(f"result ({len(result):,} characters)", body))
+        else:
+            lines.append(body)
+    for image in card["images"]:
+        description = _inline(image.get("description") or "image")
+        lines.append(f"![{description}](data:{image.get('mime_type')};base64,{image.get('data')})")
+    return "\n\n".join(lines)
+
+
+def approval_line(approval: dict[str, Any] | None) -> str:
+    """The static line that replaces an answered approval panel."""
+    if not approval:
+        return ""
+    reason = approval.get("reason") or ""
+    by = approval.get("by")
+    if by == "timeout":
+        verdict = "approved" if approval.get("approved") else "denied"
+        return f"timed out: {verdict} by policy"
+    if approval.get("approved"):
+        return "approved" if by == "user" else "approved by policy"
+    text = "denied" if by == "user" else "denied by policy"
+    return f"{text}: {reason}" if reason else text
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def _quote(text: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in text.strip("\n").split("\n"))
+
+
+def _fence(text: str, language: str = "") -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def _inline(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def pretty_arguments(arguments: Any) -> str:
+    """Arguments as indented JSON, long string values shortened."""
+    return json.dumps(_fold_values(arguments), indent=2, ensure_ascii=False, default=str)
+
+
+def _fold_values(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > ARGUMENT_CHARS:
+        return f"{value[:ARGUMENT_CHARS]}… ({len(value):,} characters)"
+    if isinstance(value, dict):
+        return {key: _fold_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fold_values(item) for item in value]
+    return value
+
+
+def _progress_text(progress: Any) -> str:
+    if isinstance(progress, str):
+        return progress
+    return json.dumps(progress, ensure_ascii=False, default=str)
+
+
+# -- plain text ------------------------------------------------------------------------------
+
+
+def _events_plain(events: list[dict[str, Any]], indent: str) -> list[str]:
+    lines: list[str] = []
+    for event in events:
+        kind = event["type"]
+        if kind == "text":
+            lines.extend(indent + line for line in event["text"].strip("\n").split("\n"))
+        elif kind == "thinking":
+            lines.append(f"{indent}[thinking: {len(event['text']):,} characters]")
+        elif kind == "tool":
+            lines.extend(_tool_plain(event, indent))
+    return lines
+
+
+def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
+    arguments = json.dumps(card["arguments"], ensure_ascii=False, default=str)
+    if len(arguments) > ARGUMENT_CHARS:
+        arguments = arguments[:ARGUMENT_CHARS] + "…"
+    status = _STATUS_LABEL.get(card["status"], card["status"])
+    head = f"{indent}[tool {card['name']}({arguments})] {status}"
+    approval = approval_line(card["approval"])
+    if approval:
+        head += f"; {approval}"
+    lines = [head]
+    lines.extend(_events_plain(card["children"], indent + "    "))
+    result = card["result"]
+    if result is not None:
+        shown = result if len(result) <= FOLD_CHARS else result[:FOLD_CHARS] + "…"
+        lines.extend(f"{indent}  | {line}" for line in shown.rstrip().split("\n"))
+    return lines

@@ -1,0 +1,290 @@
+"""One agent run in a notebook: resolve the options, drive the loop, show it live.
+
+Shared by ``%%agent`` and :func:`aimu_jupyter.run_agent`. The run is a coroutine awaited by
+the cell itself (a top-level-await cell), so the cell stays busy until the run ends, its
+output lands in that cell, and an interrupt cancels it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import string
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from aimu.aio import Agent
+from aimu.models.base import ModelClient
+from aimu.models.chunks import Phase
+from aimu.models.errors import ModelError, NoDefaultModelError
+from aimu_jupyter.approval import MODES, NotebookPolicy
+from aimu_jupyter.errors import AgentFailed, AgentInterrupted
+from aimu_jupyter.live import LiveDisplay
+from aimu_jupyter.record import RunRecord
+from aimu_jupyter.session import Session, Settings
+from aimu_jupyter.toolbox import resolve_tools
+
+MIN_KERNEL = (7, 4)
+
+NO_MODEL = (
+    "No model chosen for the agent. Pick one with --model provider:model "
+    "(e.g. --model openai:gpt-4o-mini or --model ollama:qwen3:8b), "
+    "%config AimuMagics.model = 'provider:model', or the AIMU_MODEL environment variable."
+)
+
+
+async def run(
+    session: Session,
+    prompt: str,
+    *,
+    model: str | ModelClient | None = None,
+    tools: str | list[Any] | None = None,
+    approve: str | Callable | None = None,
+    name: str | None = None,
+    new: bool = False,
+    system: str | None = None,
+    max_iterations: int | None = None,
+    display: bool = True,
+) -> str:
+    """Run ``prompt`` in a conversation of ``session`` and return the final answer.
+
+    Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
+    the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
+    """
+    settings = session.settings()
+    user_ns = session.user_ns
+    client = resolve_model(model, settings, user_ns)
+    toolset = await resolve_tools(
+        _tool_items(tools if tools is not None else settings.tools),
+        user_ns,
+        session.registry,
+        lambda: session.python_tool(settings.allowed_imports),
+        session.notebook_tools,
+    )
+    mode, custom = _approval(approve if approve is not None else settings.approval, user_ns)
+    iterations = max_iterations if max_iterations is not None else settings.max_iterations
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        raise UsageError(f"--max-iterations must be a whole number >= 1, not {iterations!r}")
+
+    conversation = session.conversation(name, new)
+    panels = _panels(session, settings) if display else None
+    policy = custom or NotebookPolicy(
+        toolset.free,
+        mode=mode,
+        ask=panels.ask if panels is not None else None,
+        always_allowed=conversation.always_allowed,
+    )
+    record = RunRecord(prompt, client.name)
+    stop = asyncio.Event()
+    in_kernel = getattr(session.shell, "kernel", None) is not None
+    live = LiveDisplay(record.bundle, _publisher(), final_only=not in_kernel) if display else None
+    agent = Agent(
+        client,
+        system_message=system if system is not None else settings.system or None,
+        tools=toolset.for_kernel(live.settle if live is not None else _yield, stop),
+        tool_approval=policy,
+        max_iterations=iterations,
+        concurrent_tool_calls=settings.concurrent_tool_calls,
+        name=record.agent,
+    )
+    agent.messages = conversation.messages
+    if system is not None and agent.messages:
+        _replace_system(agent.messages, system)
+
+    if live is not None:
+        live.show()
+    decided_by = getattr(policy, "decided_by", None)
+    stream = agent.stream(prompt)
+    try:
+        async for chunk in stream:
+            by = None
+            if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
+                by = decided_by(chunk.content.get("name", ""))
+            record.apply(chunk, approved_by=by)
+            if live is not None:
+                live.changed()
+            if stop.is_set():
+                raise KeyboardInterrupt
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        record.finish("interrupted")
+        raise AgentInterrupted() from None
+    except ModelError as exc:
+        record.finish("error", str(exc))
+        raise AgentFailed(str(exc)) from None
+    except BaseException as exc:
+        record.finish("error", f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        await stream.aclose()
+        if live is not None:
+            live.close()
+        if panels is not None and record.status == "done":
+            panels.clear()
+    return record.answer
+
+
+def resolve_model(
+    model: str | ModelClient | None, settings: Settings, user_ns: Mapping[str, Any]
+) -> ModelClient:
+    """The client for ``--model``: a notebook variable holding a ``ModelClient``, a
+    ``"provider:model"`` string, or the configured default."""
+    if isinstance(model, ModelClient):
+        return model
+    if model is not None and not isinstance(model, str):
+        raise UsageError(
+            f"--model takes 'provider:model' or a ModelClient, not {type(model).__name__}"
+        )
+    spec = (model or "").strip() or settings.model_spec()
+    if spec.isidentifier() and spec in user_ns:
+        value = user_ns[spec]
+        if isinstance(value, ModelClient):
+            return value
+        if not isinstance(value, str):
+            raise UsageError(
+                f"--model {spec}: the notebook variable {spec!r} holds a "
+                f"{type(value).__name__}, not a ModelClient (e.g. aimu.client('openai:gpt-4o'))"
+            )
+        spec = value.strip()
+    from aimu.models import registry
+
+    try:
+        return registry.client(spec or registry.default_model())
+    except NoDefaultModelError:
+        raise UsageError(f"{NO_MODEL} To work offline: pip install 'aimu-jupyter[local]'") from None
+    except ModelError as exc:
+        raise AgentFailed(str(exc)) from None
+    except TypeError as exc:
+        raise UsageError(f"--model: {exc}") from None
+
+
+def interpolate(prompt: str, user_ns: Mapping[str, Any]) -> str:
+    """Replace ``{name}`` (and ``{name.attr}``, ``{name[0]}``, ``{name:.2f}``) with notebook
+    values; ``{{`` and ``}}`` are literal braces. An unknown name is an error."""
+    hint = (
+        "Double the braces ({{ }}) for literal ones, or use --no-interpolate for prompts "
+        "with code or JSON."
+    )
+    try:
+        return string.Formatter().vformat(prompt, (), _Names(user_ns))
+    except _Placeholder as exc:
+        field = exc.args[0]
+        if field.isidentifier():
+            problem = f"the prompt uses {{{field}}} but no notebook variable is named {field!r}"
+        else:
+            problem = (
+                f"{{{field}}} in the prompt is not a variable name (only {{name}}, "
+                "{name.attr} and {name[key]} are filled in)"
+            )
+        raise UsageError(f"{problem}. {hint}") from None
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError) as exc:
+        raise UsageError(
+            f"the prompt's {{...}} placeholders could not be filled "
+            f"({type(exc).__name__}: {exc}). {hint}"
+        ) from None
+
+
+class _Placeholder(KeyError):
+    """A ``{field}`` that names no notebook variable."""
+
+
+class _Names(Mapping):
+    def __init__(self, user_ns: Mapping[str, Any]):
+        self._ns = user_ns
+
+    def __getitem__(self, key: str) -> Any:
+        if not key.isidentifier() or key not in self._ns:
+            raise _Placeholder(key)
+        return self._ns[key]
+
+    def __iter__(self):
+        return iter(self._ns)
+
+    def __len__(self) -> int:
+        return len(self._ns)
+
+
+def _tool_items(tools: str | list[Any]) -> list[Any]:
+    """``--tools`` as a list of item names (and, from Python, tool objects)."""
+    if isinstance(tools, str):
+        return [item.strip() for item in tools.split(",") if item.strip()]
+    items: list[Any] = []
+    for item in tools:
+        items.extend(_tool_items(item) if isinstance(item, str) else [item])
+    return items
+
+
+def _approval(value: str | Callable, user_ns: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """``(mode, custom policy)`` from ``--approve``: a mode name, a callable, or the name of
+    a notebook variable holding a policy."""
+    if callable(value):
+        return None, value
+    text = (value or "").strip().lower()
+    if not text:
+        return None, None
+    if text in MODES:
+        return text, None
+    if value.strip() in user_ns and callable(user_ns[value.strip()]):
+        return None, user_ns[value.strip()]
+    raise UsageError(
+        f"--approve {value}: use auto (run every call), ask (ask for every call), deny "
+        "(refuse calls that would ask), or the name of a notebook variable holding a policy"
+    )
+
+
+def _panels(session: Session, settings: Settings) -> Any:
+    """Approval panels when someone can answer them, else ``None`` (the headless policy)."""
+    shell = session.shell
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None or not hasattr(kernel, "get_parent"):
+        return None
+    parent = kernel.get_parent("shell") or {}
+    if not parent.get("content", {}).get("allow_stdin", False):
+        return None
+    import ipykernel
+
+    version = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
+    if version < MIN_KERNEL:
+        session.notice_once(
+            "old-kernel",
+            f"aimu: ipykernel {ipykernel.__version__} cannot deliver button clicks to a running "
+            "cell (7.4 or newer can); approvals follow the headless policy instead "
+            "(--approve, else $AIMU_APPROVAL, else deny). Upgrade: pip install -U ipykernel",
+        )
+        return None
+    if importlib.util.find_spec("ipywidgets") is None:
+        session.notice_once(
+            "no-widgets",
+            "aimu: ipywidgets is not installed, so approvals follow the headless policy "
+            "(--approve, else $AIMU_APPROVAL, else deny). Install: pip install ipywidgets",
+        )
+        return None
+    from aimu_jupyter.panel import ApprovalPanels
+
+    return ApprovalPanels(settings.approval_timeout)
+
+
+def _publisher() -> Callable[[dict[str, Any], bool], None]:
+    from IPython.display import display
+
+    handle: list[Any] = []
+
+    def publish(bundle: dict[str, Any], first: bool) -> None:
+        if first:
+            handle.append(display(bundle, raw=True, display_id=True))
+        else:
+            handle[0].update(bundle, raw=True)
+
+    return publish
+
+
+async def _yield() -> None:
+    await asyncio.sleep(0)
+
+
+def _replace_system(messages: list[dict[str, Any]], system: str) -> None:
+    if messages and messages[0].get("role") == "system":
+        messages[0] = {"role": "system", "content": system}
+    else:
+        messages.insert(0, {"role": "system", "content": system})

@@ -1,0 +1,89 @@
+"""What outlives a cell: conversations, ``%tool`` registrations, settings, notices shown.
+
+One :class:`Session` per IPython shell (the ``AimuMagics`` instance owns it); the Python API
+:func:`aimu_jupyter.run_agent` uses the same one, so magics and code share conversations.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
+
+DEFAULT_CONVERSATION = "default"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The defaults a run falls back on; ``%config AimuMagics.*`` sets them in a notebook."""
+
+    model: str = ""
+    tools: str = ""
+    approval: str = ""
+    approval_timeout: float = 300.0
+    max_iterations: int = 10
+    system: str = ""
+    concurrent_tool_calls: bool = False
+    allowed_imports: tuple[str, ...] = ()
+
+    def model_spec(self) -> str:
+        """The configured model: ``AimuMagics.model``, else ``$AIMU_MODEL``, else ``""``."""
+        return self.model.strip() or os.environ.get("AIMU_MODEL", "").strip()
+
+
+@dataclass
+class Conversation:
+    """One conversation's messages and the tools its user chose to "Always allow"."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    always_allowed: set[str] = field(default_factory=set)
+
+
+class Session:
+    """The notebook's agent state, shared by ``%%agent``, ``%tool`` and ``run_agent``."""
+
+    def __init__(self, shell: Any, settings: Callable[[], Settings] = Settings):
+        self.shell = shell
+        self.settings = settings
+        self.conversations: dict[str, Conversation] = {}
+        self.registry = ToolRegistry()
+        self._notices: set[str] = set()
+        self._python: dict[tuple[str, ...], Callable] = {}
+        self._notebook: list[Callable] | None = None
+
+    @property
+    def user_ns(self) -> dict[str, Any]:
+        return self.shell.user_ns if self.shell is not None else {}
+
+    def conversation(self, name: str | None, new: bool = False) -> Conversation:
+        """The named conversation (the notebook's default one when ``name`` is None)."""
+        key = name or DEFAULT_CONVERSATION
+        if new or key not in self.conversations:
+            self.conversations[key] = Conversation()
+        return self.conversations[key]
+
+    def python_tool(self, allowed_imports: tuple[str, ...]) -> Callable:
+        """The in-kernel ``python`` tool for this notebook (one per import allowlist)."""
+        if allowed_imports not in self._python:
+            self._python[allowed_imports] = make_kernel_python_tool(
+                self.user_ns, list(allowed_imports)
+            )
+        return self._python[allowed_imports]
+
+    def notebook_tools(self) -> list[Callable]:
+        """The ``notebook`` group bound to this shell."""
+        if self._notebook is None:
+            from aimu_jupyter.notebook_tools import make_notebook_tools
+
+            self._notebook = make_notebook_tools(self.shell)
+        return self._notebook
+
+    def notice_once(self, key: str, text: str) -> None:
+        """Print ``text`` to the cell's stderr the first time ``key`` comes up."""
+        if key not in self._notices:
+            self._notices.add(key)
+            print(text, file=sys.stderr)

@@ -1,0 +1,183 @@
+"""Driving a real IPython kernel over ZeroMQ with jupyter_client (helpers for tests/kernel).
+
+:class:`Kernel` sends execute requests and reads iopub until the cell is idle, optionally
+reacting to messages mid-cell (that is how a test clicks an approval button: it sends the
+button's comm message while the ``%%agent`` cell is still running).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+RUN_MIME = "application/vnd.aimu.run+json"
+
+SETUP = """\
+%load_ext aimu
+from aimu.models.providers.scripted import ScriptedClient, reply, call
+import aimu
+"""
+
+
+@dataclass
+class Execution:
+    """What one execute request produced."""
+
+    reply: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.reply["status"]
+
+    def of_type(self, *types: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["msg_type"] in types]
+
+    @property
+    def displays(self) -> list[dict[str, Any]]:
+        return self.of_type("display_data", "update_display_data")
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every published run record, in order."""
+        return [
+            m["content"]["data"][RUN_MIME]
+            for m in self.displays
+            if RUN_MIME in m["content"]["data"]
+        ]
+
+    @property
+    def bundle(self) -> dict[str, Any]:
+        """The last published MIME bundle of the run record (Markdown, text, JSON)."""
+        return [m["content"]["data"] for m in self.displays if RUN_MIME in m["content"]["data"]][-1]
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The last published run record (the final state)."""
+        return self.records()[-1]
+
+    @property
+    def stdout(self) -> str:
+        return "".join(
+            m["content"]["text"] for m in self.of_type("stream") if m["content"]["name"] == "stdout"
+        )
+
+    @property
+    def stderr(self) -> str:
+        return "".join(
+            m["content"]["text"] for m in self.of_type("stream") if m["content"]["name"] == "stderr"
+        )
+
+    @property
+    def error_lines(self) -> list[str]:
+        return [line for m in self.of_type("error") for line in m["content"]["traceback"]]
+
+
+class Kernel:
+    """A started kernel and a blocking client for it."""
+
+    def __init__(self, km: KernelManager):
+        self.km = km
+        self.client = km.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def execute(
+        self,
+        code: str,
+        *,
+        allow_stdin: bool = True,
+        on_message: Callable[[dict[str, Any]], None] | None = None,
+        timeout: float = 60,
+    ) -> Execution:
+        """Run ``code`` and collect its iopub messages until the kernel is idle again."""
+        msg_id = self.client.execute(code, allow_stdin=allow_stdin)
+        messages = []
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"cell did not finish in {timeout} s: {code[:80]!r}")
+            try:
+                msg = self.client.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            messages.append(msg)
+            if on_message is not None:
+                on_message(msg)
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        while True:
+            reply = self.client.get_shell_msg(timeout=timeout)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return Execution(reply["content"], messages)
+
+    def ok(self, code: str, **kwargs: Any) -> Execution:
+        """Run ``code`` and fail the test with the kernel's traceback if it errors."""
+        result = self.execute(code, **kwargs)
+        assert result.status == "ok", "\n".join(result.error_lines) or result.reply
+        return result
+
+    def value(self, expression: str) -> Any:
+        """The value of a Python literal expression evaluated in the kernel."""
+        result = self.ok(f"print(repr({expression}))")
+        import ast
+
+        return ast.literal_eval(result.stdout.strip())
+
+    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Send a comm message, as a frontend does when a widget changes or is clicked."""
+        msg = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.client.shell_channel.send(msg)
+
+    def click(self, comm_id: str) -> None:
+        """Click an ipywidgets Button (the message JupyterLab sends on a click)."""
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+    def set_value(self, comm_id: str, value: Any) -> None:
+        """Set a widget's ``value`` from the frontend side (typing into a Text box)."""
+        self.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
+
+
+class Widgets:
+    """Tracks the widgets a cell opens (from its ``comm_open`` messages)."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, dict[str, Any]] = {}
+
+    def see(self, msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "comm_open" and msg["content"].get("target_name") == "jupyter.widget":
+            self.states[msg["content"]["comm_id"]] = msg["content"]["data"]["state"]
+
+    def find(self, model: str, **state: Any) -> str | None:
+        """The comm id of the newest widget of ``model`` whose state matches ``state``."""
+        for comm_id, values in reversed(self.states.items()):
+            if values.get("_model_name") == model and all(
+                values.get(k) == v for k, v in state.items()
+            ):
+                return comm_id
+        return None
+
+    def button(self, description: str) -> str | None:
+        return self.find("ButtonModel", description=description)
+
+
+def kernel_env(tmp_path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIMU_")}
+    env.update(extra)
+    env["HOME"] = str(tmp_path)
+    env["IPYTHONDIR"] = str(tmp_path / ".ipython")
+    return env
+
+
+def start_kernel(tmp_path, **env: str) -> Kernel:
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(env=kernel_env(tmp_path, **env), cwd=str(tmp_path))
+    return Kernel(km)

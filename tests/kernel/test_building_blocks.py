@@ -1,0 +1,165 @@
+"""The notebook layer's pieces that need no kernel: throttle, policy, model choice,
+interpolation, the input transformer."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+from IPython.core.error import UsageError
+
+from aimu.models.errors import NoDefaultModelError
+from aimu.models.providers.scripted import ScriptedClient
+from aimu.tools.approval import Denied
+from aimu_jupyter import runner
+from aimu_jupyter.approval import NotebookPolicy
+from aimu_jupyter.live import LiveDisplay
+from aimu_jupyter.magics import await_agent_cells
+from aimu_jupyter.session import Settings
+
+
+class Published:
+    def __init__(self):
+        self.bundles = []
+        self.state = 0
+
+    def render(self):
+        return {"text/plain": str(self.state)}
+
+    def publish(self, bundle, first):
+        self.bundles.append((bundle["text/plain"], first))
+
+
+async def test_a_burst_of_changes_publishes_once_now_once_later_and_once_at_close():
+    out = Published()
+    live = LiveDisplay(out.render, out.publish)
+    live.show()
+    for n in range(1, 501):
+        out.state = n
+        live.changed()
+    assert out.bundles == [("0", True), ("1", False)]
+    await asyncio.sleep(0.2)
+    assert out.bundles == [("0", True), ("1", False), ("500", False)]
+    out.state = 501
+    live.close()
+    assert out.bundles[-1] == ("501", False)
+    published = len(out.bundles)
+    out.state = 502
+    live.changed()
+    await asyncio.sleep(0.1)
+    assert len(out.bundles) == published
+
+
+async def test_close_publishes_the_final_state_even_with_nothing_pending():
+    out = Published()
+    live = LiveDisplay(out.render, out.publish)
+    live.show()
+    live.close()
+    assert out.bundles == [("0", True), ("0", False)]
+
+
+async def test_large_bundles_are_spaced_further_apart():
+    out = Published()
+    live = LiveDisplay(lambda: {"text/plain": "x" * 400_000}, out.publish)
+    live.show()
+    assert live._interval == pytest.approx(0.2)
+
+
+def test_default_policy_asks_only_for_gated_tools():
+    policy = NotebookPolicy({"read_file", "my_func"})
+    assert not policy.requires_approval("read_file", {})
+    assert not policy.requires_approval("my_func", {})
+    assert policy.requires_approval("write_file", {})
+    ask_all = NotebookPolicy({"read_file"}, mode="ask")
+    assert ask_all.requires_approval("read_file", {})
+
+
+async def test_headless_policy_denies_unless_the_environment_says_auto(monkeypatch):
+    monkeypatch.delenv("AIMU_APPROVAL", raising=False)
+    policy = NotebookPolicy(set())
+    verdict = await policy("write_file", {})
+    assert isinstance(verdict, Denied) and "headless" in verdict.reason
+    assert policy.decided_by("write_file") == "policy"
+    monkeypatch.setenv("AIMU_APPROVAL", "auto")
+    assert await NotebookPolicy(set())("write_file", {}) is True
+
+
+async def test_user_answers_are_attributed_and_always_allow_is_remembered():
+    answers = iter([("always", ""), ("deny", " too risky ")])
+
+    async def ask(name, arguments):
+        return next(answers)
+
+    allowed: set[str] = set()
+    policy = NotebookPolicy(set(), ask=ask, always_allowed=allowed)
+    assert await policy("run_command", {}) is True
+    assert allowed == {"run_command"}
+    assert not policy.requires_approval("run_command", {})
+    verdict = await policy("write_file", {})
+    assert verdict == Denied("too risky")
+    assert [policy.decided_by("run_command"), policy.decided_by("write_file")] == ["user"] * 2
+
+
+def test_no_model_anywhere_says_how_to_choose_one(monkeypatch):
+    from aimu.models import registry
+
+    monkeypatch.delenv("AIMU_MODEL", raising=False)
+
+    def no_default():
+        raise NoDefaultModelError("no model is configured or installed")
+
+    monkeypatch.setattr(registry, "default_model", no_default, raising=False)
+    with pytest.raises(UsageError) as caught:
+        runner.resolve_model(None, Settings(), {})
+    message = str(caught.value)
+    assert message.startswith("No model chosen for the agent. Pick one with --model")
+    assert "AimuMagics.model" in message and "AIMU_MODEL" in message
+
+
+def test_model_comes_from_flag_then_config_then_environment(monkeypatch):
+    flag, configured, env = ScriptedClient(), ScriptedClient(), ScriptedClient()
+    ns = {"flag": flag, "configured": configured, "env": env}
+    monkeypatch.setenv("AIMU_MODEL", "env")
+    assert runner.resolve_model("flag", Settings(model="configured"), ns) is flag
+    assert runner.resolve_model(None, Settings(model="configured"), ns) is configured
+    assert runner.resolve_model(None, Settings(), ns) is env
+    assert runner.resolve_model("scripted:demo", Settings(), ns).name == "scripted:demo"
+
+
+def test_interpolation_fills_names_and_keeps_doubled_braces():
+    ns = {"df_rows": 3, "user": {"name": "Ada"}}
+    assert runner.interpolate("{df_rows} rows for {user[name]} {{x}}", ns) == "3 rows for Ada {x}"
+    with pytest.raises(UsageError, match="no notebook variable is named 'missing'"):
+        runner.interpolate("{missing}", ns)
+    with pytest.raises(UsageError, match="--no-interpolate"):
+        runner.interpolate('{"a": 1}', ns)
+    with pytest.raises(UsageError, match="--no-interpolate"):
+        runner.interpolate("unbalanced {", ns)
+
+
+def test_transformer_awaits_agent_cells_only():
+    agent = ["get_ipython().run_cell_magic('agent', '', 'hi\\n')\n"]
+    assert await_agent_cells(agent) == ["await " + agent[0]]
+    other = ["get_ipython().run_cell_magic('bash', '', 'ls\\n')\n"]
+    assert await_agent_cells(other) == other
+    assert await_agent_cells([]) == []
+
+
+def test_an_old_kernel_falls_back_to_the_headless_policy_and_says_so_once(monkeypatch, capsys):
+    import ipykernel
+
+    from aimu_jupyter.session import Session
+
+    class Kernel:
+        def get_parent(self, channel):
+            return {"content": {"allow_stdin": True}}
+
+    monkeypatch.setattr(ipykernel, "__version__", "7.3.1")
+    session = Session(SimpleNamespace(kernel=Kernel(), user_ns={}))
+    assert runner._panels(session, Settings()) is None
+    assert runner._panels(session, Settings()) is None
+    err = capsys.readouterr().err
+    assert err.count("ipykernel 7.3.1 cannot deliver button clicks") == 1
+    monkeypatch.setattr(ipykernel, "__version__", "7.4.0")
+    assert runner._panels(session, Settings()) is not None

@@ -1,0 +1,259 @@
+"""The run record: chunks folded into the structured transcript and its readable fallbacks."""
+
+import json
+
+import jsonschema
+
+from aimu.models.chunks import Phase, StreamChunk
+from aimu_jupyter.record import MIME_TYPE, RunRecord
+
+TOOL = {"id": "c1", "name": "write_file", "arguments": {"path": "a.txt", "content": "hi"}}
+
+EVENT = {
+    "oneOf": [
+        {
+            "type": "object",
+            "required": ["type", "text"],
+            "properties": {"type": {"enum": ["text", "thinking"]}, "text": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "required": [
+                "type",
+                "id",
+                "name",
+                "arguments",
+                "status",
+                "progress",
+                "result",
+                "is_error",
+                "images",
+                "approval",
+                "children",
+            ],
+            "additionalProperties": False,
+            "properties": {
+                "type": {"const": "tool"},
+                "id": {"type": "string"},
+                "name": {"type": "string"},
+                "arguments": {"type": "object"},
+                "status": {"enum": ["awaiting_approval", "running", "done", "error", "denied"]},
+                "progress": {"type": "array"},
+                "result": {"type": ["string", "null"]},
+                "is_error": {"type": "boolean"},
+                "images": {"type": "array"},
+                "approval": {
+                    "oneOf": [
+                        {"type": "null"},
+                        {
+                            "type": "object",
+                            "required": ["approved", "reason", "by"],
+                            "properties": {
+                                "approved": {"type": "boolean"},
+                                "reason": {"type": "string"},
+                                "by": {"enum": ["user", "policy", "timeout"]},
+                            },
+                        },
+                    ]
+                },
+                "children": {"type": "array", "items": {"$ref": "#/$defs/event"}},
+            },
+        },
+    ]
+}
+SCHEMA = {
+    "$defs": {"event": EVENT},
+    "type": "object",
+    "required": ["version", "prompt", "model", "status", "error", "usage", "duration_s", "events"],
+    "additionalProperties": False,
+    "properties": {
+        "version": {"const": 1},
+        "prompt": {"type": "string"},
+        "model": {"type": "string"},
+        "status": {"enum": ["running", "done", "interrupted", "error"]},
+        "error": {"type": ["string", "null"]},
+        "usage": {
+            "type": "object",
+            "required": ["input_tokens", "output_tokens"],
+            "properties": {
+                "input_tokens": {"type": "integer"},
+                "output_tokens": {"type": "integer"},
+            },
+        },
+        "duration_s": {"type": "number"},
+        "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
+    },
+}
+
+
+def chunk(phase, content, agent="agent"):
+    return StreamChunk(phase, content, agent, 1)
+
+
+def done(text="", stop="complete"):
+    usage = {"input_tokens": 12, "output_tokens": 34}
+    return chunk(Phase.DONE, {"text": text, "usage": usage, "stop_reason": stop})
+
+
+def fold(chunks, **kwargs):
+    record = RunRecord("prompt", "scripted:test", **kwargs)
+    for item in chunks:
+        record.apply(item)
+    return record
+
+
+def test_consecutive_text_chunks_merge_into_one_text_event():
+    record = fold([chunk(Phase.TEXT, "Hel"), chunk(Phase.TEXT, "lo "), chunk(Phase.TEXT, "you")])
+    assert record.events == [{"type": "text", "text": "Hello you"}]
+
+
+def test_text_after_a_tool_call_starts_a_new_text_event():
+    record = fold(
+        [
+            chunk(Phase.THINKING, "plan"),
+            chunk(Phase.TEXT, "Let me look."),
+            chunk(Phase.TOOL_CALL, TOOL),
+            chunk(Phase.TOOL_RESULT, {**TOOL, "result": "ok", "is_error": False, "images": []}),
+            chunk(Phase.TEXT, "Done."),
+            done("Done."),
+        ]
+    )
+    assert [e["type"] for e in record.events] == ["thinking", "text", "tool", "text"]
+    assert record.events[2]["status"] == "done"
+    assert record.events[2]["result"] == "ok"
+    assert record.status == "done"
+    assert record.usage == {"input_tokens": 12, "output_tokens": 34}
+
+
+def test_approval_decisions_are_recorded_with_who_decided():
+    record = RunRecord("p", "m")
+    record.apply(chunk(Phase.TOOL_CALL, TOOL))
+    record.apply(chunk(Phase.APPROVAL_REQUESTED, TOOL))
+    assert record.events[0]["status"] == "awaiting_approval"
+    decided = {"id": "c1", "name": "write_file", "approved": False, "reason": "not that file"}
+    record.apply(chunk(Phase.APPROVAL_DECIDED, decided), approved_by="user")
+    result = {**TOOL, "result": "Tool 'write_file' was not approved", "is_error": True}
+    record.apply(chunk(Phase.TOOL_RESULT, result))
+    card = record.events[0]
+    assert card["status"] == "denied"
+    assert card["approval"] == {"approved": False, "reason": "not that file", "by": "user"}
+    assert "denied: not that file" in record.markdown()
+    assert "denied: not that file" in record.plain()
+
+
+def test_a_timed_out_approval_reads_as_timed_out_in_every_view():
+    record = RunRecord("p", "m")
+    record.apply(chunk(Phase.TOOL_CALL, TOOL))
+    decided = {"id": "c1", "name": "write_file", "approved": False, "reason": "no answer"}
+    record.apply(chunk(Phase.APPROVAL_DECIDED, decided), approved_by="timeout")
+    assert "timed out: denied by policy" in record.markdown()
+    assert "timed out: denied by policy" in record.plain()
+
+
+def test_sub_agent_chunks_nest_under_the_tool_card_that_spawned_them():
+    spawn = {"id": "c9", "name": "spawn_agent", "arguments": {"task": "t"}}
+    inner = {"id": "k1", "name": "echo", "arguments": {"echo_string": "x"}}
+    child = "agent/researcher@c9"
+    record = fold(
+        [
+            chunk(Phase.TOOL_CALL, spawn),
+            chunk(Phase.TEXT, "sub says", agent=child),
+            chunk(Phase.TOOL_CALL, inner, agent=child),
+            chunk(Phase.TEXT, " deeper", agent=f"{child}/helper@k1"),
+            chunk(Phase.TOOL_RESULT, {**inner, "result": "x", "is_error": False}, agent=child),
+            chunk(
+                Phase.DONE,
+                {"text": "sub says", "usage": {}, "stop_reason": "complete"},
+                agent=child,
+            ),
+            chunk(Phase.TOOL_RESULT, {**spawn, "result": "sub says", "is_error": False}),
+            done("ok"),
+        ]
+    )
+    assert len(record.events) == 1
+    card = record.events[0]
+    assert card["children"][0] == {"type": "text", "text": "sub says"}
+    assert card["children"][1]["name"] == "echo"
+    assert card["children"][1]["children"] == [{"type": "text", "text": " deeper"}]
+    assert record.status == "done"
+    jsonschema.validate(record.to_json(), SCHEMA)
+
+
+def test_progress_keeps_the_latest_entries_only():
+    record = RunRecord("p", "m")
+    record.apply(chunk(Phase.TOOL_CALL, TOOL))
+    for n in range(500):
+        record.apply(chunk(Phase.TOOL_PROGRESS, {"id": "c1", "name": "write_file", "progress": n}))
+    progress = record.events[0]["progress"]
+    assert progress[-1] == 499
+    assert len(progress) == 50
+    assert "> 499" in record.markdown()
+
+
+def test_interrupt_closes_open_cards_and_says_so():
+    record = RunRecord("p", "m")
+    record.apply(chunk(Phase.TEXT, "partial"))
+    record.apply(chunk(Phase.TOOL_CALL, TOOL))
+    record.apply(chunk(Phase.APPROVAL_REQUESTED, TOOL))
+    record.finish("interrupted")
+    card = record.events[0 + 1]
+    assert card["status"] == "denied"
+    assert card["approval"]["reason"].startswith("approval abandoned")
+    assert "Interrupted" in record.markdown()
+    assert record.to_json()["status"] == "interrupted"
+    jsonschema.validate(record.to_json(), SCHEMA)
+
+
+def test_long_results_are_folded_and_backticks_cannot_break_the_fence():
+    result = "```\n" + "line\n" * 40
+    record = fold(
+        [
+            chunk(Phase.TOOL_CALL, TOOL),
+            chunk(Phase.TOOL_RESULT, {**TOOL, "result": result, "is_error": False}),
+            done(),
+        ]
+    )
+    markdown = record.markdown()
+    assert "<details><summary>result (" in markdown
+    assert "````\n```\nline" in markdown
+
+
+def test_long_argument_values_are_folded_in_the_markdown_but_kept_in_the_record():
+    arguments = {"content": "x" * 5000}
+    record = fold(
+        [chunk(Phase.TOOL_CALL, {"id": "c1", "name": "write_file", "arguments": arguments})]
+    )
+    assert "(5,000 characters)" in record.markdown()
+    assert record.to_json()["events"][0]["arguments"] == arguments
+
+
+def test_bundle_is_json_serialisable_and_matches_the_schema():
+    record = fold(
+        [
+            chunk(Phase.TEXT, "hi"),
+            chunk(Phase.TOOL_CALL, TOOL),
+            chunk(
+                Phase.TOOL_RESULT,
+                {
+                    **TOOL,
+                    "result": "ok",
+                    "is_error": False,
+                    "images": [{"data": "AAAA", "mime_type": "image/png", "description": "a dot"}],
+                },
+            ),
+            done("hi"),
+        ]
+    )
+    bundle = json.loads(json.dumps(record.bundle()))
+    assert set(bundle) == {"text/markdown", "text/plain", MIME_TYPE}
+    jsonschema.validate(bundle[MIME_TYPE], SCHEMA)
+    assert "![a dot](data:image/png;base64,AAAA)" in bundle["text/markdown"]
+    assert "scripted:test · 12 in / 34 out tokens" in bundle["text/plain"]
+
+
+def test_error_status_keeps_the_message():
+    record = RunRecord("p", "m")
+    record.finish("error", "the model server refused the connection")
+    assert record.to_json()["error"] == "the model server refused the connection"
+    assert "refused the connection" in record.markdown()

@@ -1,0 +1,141 @@
+"""``%%agent`` in a real JupyterLab, clicked through in headless Chromium.
+
+The approval panel is answered while the cell is still running (its prompt shows ``[*]``),
+the tool card fills in, the answer renders, Run All waits for the agent, and the saved
+notebook reopens showing the run as a static record with no widget state.
+"""
+
+from __future__ import annotations
+
+import nbformat
+from lab_harness import cell, open_notebook, run_all, save, write_notebook
+
+RUN_MIME = "application/vnd.aimu.run+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+SETUP = '''\
+%load_ext aimu
+from aimu.models.providers.scripted import ScriptedClient, reply, call
+notes = []
+
+def save_note(text: str) -> str:
+    """Save a note for later.
+
+    Args:
+        text: The note.
+    """
+    notes.append(text)
+    return f"saved note #{len(notes)}"
+
+%tool --ask save_note
+'''
+
+APPROVE_MODEL = """\
+m = ScriptedClient(
+    [reply("Saving it now.", tool_calls=[call("save_note", text="buy milk")]),
+     "The note is **saved**."],
+    delay=0.01,
+)
+"""
+
+DENY_MODEL = """\
+m = ScriptedClient(
+    [call("save_note", text="buy milk"),
+     lambda messages, tools: "Model read: " + messages[-1]["content"]],
+    delay=0.01,
+)
+"""
+
+AGENT = "%%agent --model m\nSave a note: buy milk"
+CHECK = 'print("notes:", notes)'
+
+
+def output_text(page, index: int) -> str:
+    return cell(page, index).locator(".jp-OutputArea").text_content() or ""
+
+
+def wait_for_output(page, index: int, text: str) -> None:
+    page.wait_for_function(
+        """([index, text]) => {
+          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
+          const out = cell && cell.querySelector('.jp-OutputArea');
+          return !!out && out.textContent.includes(text);
+        }""",
+        arg=[index, text],
+    )
+
+
+def prompt(page, index: int) -> str:
+    return cell(page, index).locator(".jp-InputArea-prompt").inner_text().strip()
+
+
+def test_approve_while_the_cell_runs_fills_the_card_and_renders_the_answer(
+    lab_page, jupyter_lab, chromium
+):
+    page = lab_page
+    write_notebook(jupyter_lab, "approve.ipynb", [SETUP + APPROVE_MODEL, AGENT, CHECK])
+    open_notebook(page, jupyter_lab, "approve.ipynb")
+    run_all(page)
+
+    approve = page.locator("button.aimu-approval-approve")
+    approve.wait_for(state="visible")
+    assert prompt(page, 1) == "[*]:"
+    panel = cell(page, 1).locator(".aimu-approval")
+    assert "save_note" in panel.inner_text()
+    assert '"buy milk"' in panel.inner_text()
+    assert cell(page, 2).locator(".jp-OutputArea-output").count() == 0
+    approve.click()
+
+    wait_for_output(page, 1, "The note is")
+    wait_for_output(page, 1, "saved note #1")
+    wait_for_output(page, 2, "notes: ['buy milk']")
+    assert approve.count() == 0
+    text = output_text(page, 1)
+    assert "Saving it now." in text and "approved" in text.lower()
+    strong = cell(page, 1).locator("strong", has_text="saved")
+    assert strong.count() >= 1, "the answer's Markdown was not rendered"
+
+    save(page)
+    saved = nbformat.read(jupyter_lab.root / "approve.ipynb", as_version=4)
+    outputs = saved.cells[1].outputs
+    assert not [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    record = next(o["data"][RUN_MIME] for o in outputs if RUN_MIME in o.get("data", {}))
+    assert record["status"] == "done"
+    card = record["events"][1]
+    assert card["name"] == "save_note" and card["result"] == "saved note #1"
+    assert card["approval"] == {"approved": True, "reason": "", "by": "user"}
+    markdown = next(o["data"]["text/markdown"] for o in outputs if RUN_MIME in o.get("data", {}))
+    assert "The note is **saved**." in markdown and "approved" in markdown
+
+    reopened = chromium.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    try:
+        open_notebook(reopened, jupyter_lab, "approve.ipynb", wait_for_kernel=False)
+        wait_for_output(reopened, 1, "The note is")
+        again = output_text(reopened, 1)
+        assert "saved note #1" in again and "approved" in again.lower()
+        assert reopened.locator(".aimu-approval").count() == 0
+    finally:
+        reopened.context.close()
+
+
+def test_deny_with_a_reason_from_the_keyboard_reaches_the_model(lab_page, jupyter_lab):
+    page = lab_page
+    write_notebook(jupyter_lab, "deny.ipynb", [SETUP + DENY_MODEL, AGENT, CHECK])
+    open_notebook(page, jupyter_lab, "deny.ipynb")
+    run_all(page)
+
+    reason = page.get_by_placeholder("Reason, if you deny")
+    reason.wait_for(state="visible")
+    assert prompt(page, 1) == "[*]:"
+    reason.fill("not today")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("() => document.activeElement.textContent.trim()")
+    assert focused == "Deny"
+    page.keyboard.press("Enter")
+
+    wait_for_output(page, 1, "Model read: Tool 'save_note' was not approved: not today")
+    wait_for_output(page, 2, "notes: []")
+    text = output_text(page, 1)
+    assert "denied" in text.lower() and "not today" in text
+    assert page.locator(".aimu-approval").count() == 0
