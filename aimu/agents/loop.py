@@ -33,6 +33,9 @@ _FINISHED = object()
 class AgentCore:
     """Configuration, conversation and the loop shared by both agent drivers.
 
+    ``client`` is a :class:`ModelClient`, a ``"provider:model"`` string, or ``None`` for the
+    default model (``AIMU_MODEL``, else the embedded ``local`` model when installed).
+
     ``max_iterations`` bounds the model turns that may call tools. When the turn at the cap
     still asks for tools, those calls are answered "not executed" and one more turn, with
     tools switched off, produces the answer.
@@ -40,7 +43,7 @@ class AgentCore:
 
     def __init__(
         self,
-        client: ModelClient | str,
+        client: ModelClient | str | None = None,
         system_message: str | None = None,
         tools: Iterable[Callable] = (),
         tool_approval: Policy | None = None,
@@ -57,7 +60,7 @@ class AgentCore:
             raise ValueError(f"max_iterations must be an int >= 1, not {max_iterations!r}")
         if tool_approval is not None and not callable(tool_approval):
             raise TypeError("tool_approval must be a callable policy(tool_name, arguments)")
-        self.client = build_client(client) if isinstance(client, str) else client
+        self.client = client if isinstance(client, ModelClient) else build_client(client)
         self.system_message = system_message
         self.tools = _index_tools(tools)
         self.tool_approval: Policy = tool_approval or approve_all

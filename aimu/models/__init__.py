@@ -14,21 +14,35 @@ from aimu.models.errors import (
     AuthenticationError,
     ContextOverflowError,
     MissingCredentialsError,
+    ModelConnectionError,
     ModelError,
+    ModelNotFoundError,
+    NoDefaultModelError,
     ProviderNotInstalledError,
+    RateLimitError,
     UnknownProviderError,
 )
-from aimu.models.registry import client, providers, register_provider
+from aimu.models.registry import (
+    client,
+    default_model,
+    providers,
+    register_provider,
+    set_default_model,
+)
 
 __all__ = [
     "AuthenticationError",
     "ContextOverflowError",
     "MissingCredentialsError",
     "ModelClient",
+    "ModelConnectionError",
     "ModelError",
     "ModelEvent",
+    "ModelNotFoundError",
+    "NoDefaultModelError",
     "Phase",
     "ProviderNotInstalledError",
+    "RateLimitError",
     "StreamChunk",
     "TextDelta",
     "ThinkingDelta",
@@ -37,6 +51,8 @@ __all__ = [
     "UnknownProviderError",
     "Usage",
     "client",
+    "default_model",
     "providers",
     "register_provider",
+    "set_default_model",
 ]

@@ -25,3 +25,19 @@ class ContextOverflowError(ModelError):
 
 class UnknownProviderError(ModelError, ValueError):
     """``aimu.client()`` was given a provider name it does not know."""
+
+
+class ModelNotFoundError(ModelError):
+    """The provider does not know the model id, or a model file does not exist."""
+
+
+class RateLimitError(ModelError):
+    """The provider kept answering HTTP 429 until the retries ran out."""
+
+
+class ModelConnectionError(ModelError):
+    """The endpoint could not be reached (refused, unresolvable, timed out) or hung up."""
+
+
+class NoDefaultModelError(ModelError):
+    """``aimu.client()`` was called without a model and none is configured or installed."""

@@ -374,3 +374,8 @@ def test_client_accepts_provider_strings():
     assert Agent(model).run("hi") == "hello"
     with pytest.raises(ValueError, match="unknown model provider 'nope'"):
         aimu.client("nope:model")
+
+
+def test_agent_without_a_model_uses_the_default_model(monkeypatch):
+    monkeypatch.setenv("AIMU_MODEL", "scripted")
+    assert Agent().client.provider == "scripted"

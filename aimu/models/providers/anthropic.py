@@ -1,0 +1,350 @@
+"""``anthropic:MODEL``: Claude through the Messages API and the official ``anthropic`` SDK.
+
+    aimu.client("anthropic:claude-sonnet-4-5")                      # ANTHROPIC_API_KEY
+    aimu.client("anthropic:claude-sonnet-4-5", max_tokens=8000,
+                thinking={"type": "enabled", "budget_tokens": 4000})
+
+The transcript is translated at this edge: system messages become the top-level ``system``
+prompt, assistant tool calls become ``tool_use`` blocks and tool messages ``tool_result``
+blocks carrying the same ids, tool specs become ``input_schema`` tools. Thinking blocks of a
+turn that called tools are kept (with their signatures) and sent back with that turn, as the
+API requires when extended thinking and tools are combined.
+
+The key comes from ``api_key=``, else the variable named by ``api_key_env=``, else
+``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``) for api.anthropic.com or the
+``ANTHROPIC_BASE_URL`` server. ``max_tokens`` defaults to 4096; ``max_retries`` and
+``timeout`` configure the SDK; any other option is a Messages API parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlparse
+
+from aimu.models.base import (
+    ModelClient,
+    ModelEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallRequest,
+    TurnEnd,
+    Usage,
+)
+from aimu.models.errors import ContextOverflowError, MissingCredentialsError, ModelError
+from aimu.models.providers._common import (
+    PerLoop,
+    body_message,
+    env,
+    import_sdk,
+    is_context_overflow,
+    overflow_message,
+    redact,
+    split_request_options,
+    stainless_error,
+)
+from aimu.models.providers._sse import sse_events
+
+OFFICIAL_URL = "https://api.anthropic.com"
+_NO_KEY = "no-key-required"
+_RESERVED = ("model", "messages", "stream", "tools", "system")
+_KEPT_THINKING = 64
+_DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
+
+
+class AnthropicClient(ModelClient):
+    """Streams Messages API turns from Anthropic (or a server speaking its protocol)."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+        max_retries: int = 2,
+        timeout: float | None = None,
+        default_headers: dict[str, str] | None = None,
+        **params: Any,
+    ):
+        sdk = import_sdk("anthropic", "anthropic", "anthropic")
+        if not model:
+            raise ValueError("name a model, e.g. 'anthropic:claude-sonnet-4-5'")
+        self.model = model
+        self._init = {
+            "api_key": api_key,
+            "api_key_env": api_key_env,
+            "base_url": base_url,
+            "max_tokens": max_tokens,
+            "max_retries": max_retries,
+            "timeout": timeout,
+            "default_headers": default_headers,
+            **params,
+        }
+        from anthropic.resources.messages import AsyncMessages
+
+        self._params = split_request_options(params, AsyncMessages.create, _RESERVED, "anthropic")
+        self._params["max_tokens"] = max_tokens
+        self.base_url = (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        official = urlparse(self.base_url).hostname == "api.anthropic.com"
+        self._label = "Anthropic" if official else f"the server at {self.base_url}"
+        credentials, self._key_hint = _resolve_credentials(api_key, api_key_env, base_url, official)
+        self._secrets = tuple(credentials.values())
+        options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
+        if timeout is not None:
+            options["timeout"] = timeout
+        if default_headers:
+            options["default_headers"] = default_headers
+        self._sdk = sdk
+        self._clients = PerLoop(
+            lambda: sdk.AsyncAnthropic(**(credentials or {"api_key": _NO_KEY}), **options)
+        )
+        self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+
+    def clone(self) -> AnthropicClient:
+        return AnthropicClient(self.model, **self._init)
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelEvent]:
+        system, wire = self._translate(messages)
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": wire,
+            "stream": True,
+            **self._params,
+        }
+        if system:
+            request["system"] = system
+        if tools:
+            request["tools"] = [_wire_tool(spec) for spec in tools]
+        blocks: dict[int, dict[str, Any]] = {}
+        input_tokens = output_tokens = 0
+        stop_reason = "end_turn"
+        client = self._clients.get()
+        try:
+            async with client.messages.with_streaming_response.create(**request) as response:
+                async for kind, data in sse_events(response.iter_lines()):
+                    event = json.loads(data)
+                    kind = event.get("type", kind)
+                    if kind == "content_block_delta":
+                        delta = event["delta"]
+                        block = blocks[event["index"]]
+                        if delta["type"] == "text_delta":
+                            yield TextDelta(delta["text"])
+                        elif delta["type"] == "input_json_delta":
+                            block["json"].append(delta["partial_json"])
+                        elif delta["type"] == "thinking_delta":
+                            block["thinking"].append(delta["thinking"])
+                            yield ThinkingDelta(delta["thinking"])
+                        elif delta["type"] == "signature_delta":
+                            block["signature"] += delta["signature"]
+                    elif kind == "content_block_start":
+                        blocks[event["index"]] = {
+                            "block": event["content_block"],
+                            "json": [],
+                            "thinking": [],
+                            "signature": "",
+                        }
+                    elif kind == "content_block_stop":
+                        block = blocks[event["index"]]["block"]
+                        if block["type"] == "tool_use":
+                            yield ToolCallRequest.from_json(
+                                block["id"], block["name"], "".join(blocks[event["index"]]["json"])
+                            )
+                    elif kind == "message_start":
+                        usage = event["message"].get("usage") or {}
+                        input_tokens = _input_tokens(usage)
+                        output_tokens = usage.get("output_tokens") or 0
+                    elif kind == "message_delta":
+                        stop_reason = event["delta"].get("stop_reason") or stop_reason
+                        usage = event.get("usage") or {}
+                        output_tokens = usage.get("output_tokens") or output_tokens
+                        input_tokens = _input_tokens(usage) or input_tokens
+                    elif kind == "error":
+                        raise self._stream_error(event.get("error", event))
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
+        self._keep_thinking(blocks)
+        yield TurnEnd(Usage(input_tokens, output_tokens), stop_reason)
+
+    def _keep_thinking(self, blocks: dict[int, dict[str, Any]]) -> None:
+        """Remember a tool-calling turn's thinking blocks, keyed by its first tool_use id."""
+        ordered = [blocks[i] for i in sorted(blocks)]
+        first_call = next(
+            (b["block"]["id"] for b in ordered if b["block"]["type"] == "tool_use"), None
+        )
+        if first_call is None:
+            return
+        kept = []
+        for block in ordered:
+            if block["block"]["type"] == "thinking":
+                kept.append(
+                    {
+                        "type": "thinking",
+                        "thinking": "".join(block["thinking"]),
+                        "signature": block["signature"],
+                    }
+                )
+            elif block["block"]["type"] == "redacted_thinking":
+                kept.append({"type": "redacted_thinking", "data": block["block"]["data"]})
+        if kept:
+            self._thinking[first_call] = kept
+            while len(self._thinking) > _KEPT_THINKING:
+                self._thinking.popitem(last=False)
+
+    def _translate(self, messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+        """Split out the system prompt and turn the rest into Messages API turns."""
+        system: list[str] = []
+        turns: list[dict[str, Any]] = []
+
+        def add(role: str, blocks: list[dict[str, Any]]) -> None:
+            if turns and turns[-1]["role"] == role:
+                turns[-1]["content"].extend(blocks)
+            else:
+                turns.append({"role": role, "content": blocks})
+
+        for message in messages:
+            role = message["role"]
+            content = message.get("content")
+            if role == "system":
+                text = _plain_text(content)
+                if text:
+                    system.append(text)
+            elif role == "tool":
+                add(
+                    "user",
+                    [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": message["tool_call_id"],
+                            "content": _plain_text(content) or "(no output)",
+                        }
+                    ],
+                )
+            elif role == "assistant":
+                calls = message.get("tool_calls") or []
+                blocks = list(self._thinking.get(calls[0]["id"], ())) if calls else []
+                text = _plain_text(content)
+                if text:
+                    blocks.append({"type": "text", "text": text})
+                blocks += [_tool_use(call) for call in calls]
+                add("assistant", blocks or [{"type": "text", "text": "(no answer)"}])
+            else:
+                add("user", _user_blocks(content))
+        return "\n\n".join(system), turns
+
+    def _stream_error(self, error: Any) -> ModelError:
+        """An error event inside a stream that had started fine."""
+        detail = redact(body_message(error) or json.dumps(error), self._secrets)
+        if is_context_overflow(detail):
+            return ContextOverflowError(overflow_message(self.model, detail))
+        return ModelError(f"{self._label} reported an error while answering: {detail}")
+
+    def _error(self, exc: Exception) -> BaseException:
+        return stainless_error(
+            exc,
+            self._sdk,
+            label=self._label,
+            model=self.model,
+            endpoint=self.base_url,
+            key_hint=self._key_hint,
+            secrets=self._secrets,
+        )
+
+
+def _resolve_credentials(
+    api_key: str | None, api_key_env: str | None, base_url: str | None, official: bool
+) -> tuple[dict[str, str], str]:
+    """The SDK credential arguments and the hint a 401 should give."""
+    if api_key:
+        return {"api_key": api_key}, "check the api_key= you passed"
+    if api_key_env:
+        key = env(api_key_env)
+        if key is None:
+            raise MissingCredentialsError(f"{api_key_env} is not set; set it to your API key")
+        return {"api_key": key}, f"set {api_key_env} to a valid key"
+    if base_url and not official:
+        return {}, "pass the server's key as api_key= or name its variable with api_key_env="
+    if key := env("ANTHROPIC_API_KEY"):
+        return {"api_key": key}, "set ANTHROPIC_API_KEY to a valid key"
+    if token := env("ANTHROPIC_AUTH_TOKEN"):
+        return {"auth_token": token}, "set ANTHROPIC_AUTH_TOKEN to a valid token"
+    if official:
+        raise MissingCredentialsError(
+            "Anthropic needs an API key: set ANTHROPIC_API_KEY (or pass api_key=)"
+        )
+    return {}, "set ANTHROPIC_API_KEY to the server's key"
+
+
+def _input_tokens(usage: dict[str, Any]) -> int:
+    """Prompt tokens including the cached ones, which the API counts separately."""
+    return sum(
+        usage.get(name) or 0
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+
+
+def _wire_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    function = spec["function"]
+    tool = {
+        "name": function["name"],
+        "input_schema": function.get("parameters") or {"type": "object", "properties": {}},
+    }
+    if function.get("description"):
+        tool["description"] = function["description"]
+    return tool
+
+
+def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    raw = call["function"].get("arguments") or "{}"
+    try:
+        arguments = json.loads(raw)
+    except json.JSONDecodeError:
+        arguments = {}
+    return {
+        "type": "tool_use",
+        "id": call["id"],
+        "name": call["function"]["name"],
+        "input": arguments if isinstance(arguments, dict) else {},
+    }
+
+
+def _plain_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if p.get("type") == "text")
+
+
+def _user_blocks(content: Any) -> list[dict[str, Any]]:
+    """OpenAI-style user content (a string or parts) as Messages API blocks."""
+    if not isinstance(content, list):
+        return [{"type": "text", "text": content or "(empty message)"}]
+    blocks: list[dict[str, Any]] = []
+    for part in content:
+        if part.get("type") == "text" and part.get("text"):
+            blocks.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "image_url":
+            url = part["image_url"]["url"] if isinstance(part["image_url"], dict) else ""
+            found = _DATA_URL.match(url)
+            if found:
+                source = {"type": "base64", "media_type": found["mime"], "data": found["data"]}
+            else:
+                source = {"type": "url", "url": url}
+            blocks.append({"type": "image", "source": source})
+    return blocks or [{"type": "text", "text": "(empty message)"}]
+
+
+def from_spec(model: str = "", **options: Any) -> AnthropicClient:
+    """Factory behind ``aimu.client("anthropic:MODEL", **options)``."""
+    return AnthropicClient(model, **options)

