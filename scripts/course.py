@@ -1,0 +1,132 @@
+"""The course's main job: run notebook 1 headless and print what the agent answered.
+
+    python scripts/course.py                 # execute notebooks/01_getting_started.ipynb
+    python scripts/course.py notebooks/06_builtin_tools.ipynb
+    python scripts/course.py --lab           # open the course in JupyterLab instead
+
+A headless run executes every cell in a fresh kernel, as CI, papermill or a classroom check
+would: no one can click Approve, so each call that asks follows the notebook's policy
+(``--approve`` in the cell, else ``AIMU_APPROVAL``, else deny) and the output records it.
+The model is whatever the notebook's first cell picks: ``AIMU_MODEL``, an API key, else the
+embedded ``local`` model, which needs no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+FIRST = NOTEBOOKS / "01_getting_started.ipynb"
+RUN_MIME = "application/vnd.aimu.run+json"
+CELL_TIMEOUT = 900
+
+
+def execute(path: Path, *, timeout: int = CELL_TIMEOUT, env: dict[str, str] | None = None) -> Any:
+    """Execute the notebook at ``path`` in a fresh kernel of this interpreter; return it.
+
+    The kernel runs in the notebook's folder (relative paths work as in JupyterLab) and with
+    ``allow_stdin`` off, which is how the notebook layer knows no one can answer a panel.
+    ``env`` replaces the kernel's environment (default: this process's). A failing cell
+    raises ``nbclient.exceptions.CellExecutionError``.
+    """
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(path, as_version=4)
+    # Only the native spec: the kernel is this interpreter, whatever other kernels exist.
+    specs = KernelSpecManager(kernel_dirs=[])
+    manager = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
+    client = NotebookClient(
+        notebook,
+        km=manager,
+        timeout=timeout,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute(env=dict(os.environ if env is None else env))
+    finally:
+        if manager.has_kernel:  # nbclient leaves a kernel it was given running
+            run_sync(manager.shutdown_kernel)()
+    return notebook
+
+
+def agent_runs(notebook: Any) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """``(cell index, run record, MIME bundle)`` for every agent run in an executed notebook."""
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if RUN_MIME in data:
+                yield index, data[RUN_MIME], data
+
+
+def stdout_of(cell: Any) -> str:
+    """What a cell printed to stdout."""
+    return "".join(
+        o.get("text", "")
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+    )
+
+
+def report(notebook: Any) -> str:
+    """The setup cell's model notice, then each run: prompt, tool calls, answer, footer."""
+    lines = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "setup" in cell.metadata.get("tags", []):
+            lines.append(stdout_of(cell).rstrip())
+    models: list[str] = []
+    for index, record, bundle in agent_runs(notebook):
+        if record["model"] not in models:
+            models.append(record["model"])
+        prompt = "\n".join(f"> {line}" for line in record["prompt"].splitlines())
+        lines += ["", f"[cell {index}] {record['model']}", prompt, bundle["text/plain"].rstrip()]
+    lines += ["", f"{sum(1 for _ in agent_runs(notebook))} agent runs; models: {', '.join(models)}"]
+    return "\n".join(lines)
+
+
+def open_lab(extra: list[str]) -> None:
+    """Replace this process with JupyterLab serving the notebooks folder."""
+    command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={NOTEBOOKS}", *extra]
+    os.execv(sys.executable, command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebook", nargs="?", type=Path, default=FIRST, help="notebook to run")
+    parser.add_argument("--lab", action="store_true", help="open JupyterLab on notebooks/")
+    parser.add_argument(
+        "--timeout", type=int, default=CELL_TIMEOUT, help="seconds allowed per cell"
+    )
+    args, extra = parser.parse_known_args(argv)
+    if args.lab:
+        open_lab(extra)
+    if extra:
+        parser.error(f"unrecognised arguments: {' '.join(extra)}")
+    from nbclient.exceptions import CellExecutionError
+
+    path = args.notebook.resolve()
+    print(f"Running {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} headless")
+    print("(no one can click Approve: each call that asks follows the notebook's policy)\n")
+    started = time.monotonic()
+    try:
+        notebook = execute(path, timeout=args.timeout)
+    except CellExecutionError as exc:
+        print(f"A cell failed:\n{exc}", file=sys.stderr)
+        return 1
+    print(report(notebook))
+    print(f"Finished in {time.monotonic() - started:.0f} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
