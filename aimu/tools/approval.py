@@ -46,7 +46,7 @@ def deny_all(tool_name: str, arguments: dict[str, Any]) -> Denied:
     return Denied("tool calls are disabled for this run; answer without tools")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
     """The outcome of asking a policy."""
 

@@ -23,6 +23,9 @@ from aimu.tools.results import ToolResult, to_result
 Emit = Callable[[Phase | StreamChunk, Any], None]
 
 
+_NO_LOCK = contextlib.nullcontext()
+
+
 def _drop(_phase: Phase | StreamChunk, _content: Any) -> None:
     pass
 
@@ -54,8 +57,7 @@ async def dispatch(
         return ToolResult.error(f"Unknown tool '{name}'. Available tools: {available}.")
 
     if needs_asking(policy, name, call.arguments):
-        lock = approval_lock or contextlib.nullcontext()
-        async with lock:
+        async with approval_lock or _NO_LOCK:
             emit(
                 Phase.APPROVAL_REQUESTED, {"id": call.id, "name": name, "arguments": call.arguments}
             )

@@ -40,6 +40,11 @@ class ToolResult:
 
 def to_result(value: Any) -> ToolResult:
     """Turn whatever a tool returned into a :class:`ToolResult`."""
+    kind = type(value)
+    if kind is str:
+        return ToolResult(value)
+    if kind is int or kind is float:
+        return ToolResult(repr(value))
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, str):
