@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import aclosing, nullcontext
 from typing import Any
 
 from aimu.models.base import (
@@ -95,19 +96,19 @@ class AgentCore:
                 parts: list[str] = []
                 calls: list[ToolCallRequest] = []
                 try:
-                    async for event in self.client.stream(
-                        list(self.messages), specs if tools_on else None
-                    ):
-                        if isinstance(event, TextDelta):
-                            parts.append(event.text)
-                            yield self._chunk(Phase.TEXT, event.text, iteration)
-                        elif isinstance(event, ThinkingDelta):
-                            yield self._chunk(Phase.THINKING, event.text, iteration)
-                        elif isinstance(event, ToolCallRequest):
-                            if tools_on:
-                                calls.append(event)
-                        elif isinstance(event, TurnEnd):
-                            usage += event.usage
+                    turn = self.client.stream(list(self.messages), specs if tools_on else None)
+                    async with _closing(turn) as events:
+                        async for event in events:
+                            if isinstance(event, TextDelta):
+                                parts.append(event.text)
+                                yield self._chunk(Phase.TEXT, event.text, iteration)
+                            elif isinstance(event, ThinkingDelta):
+                                yield self._chunk(Phase.THINKING, event.text, iteration)
+                            elif isinstance(event, ToolCallRequest):
+                                if tools_on:
+                                    calls.append(event)
+                            elif isinstance(event, TurnEnd):
+                                usage += event.usage
                 finally:
                     text = "".join(parts)
                     if parts or calls:
@@ -123,8 +124,9 @@ class AgentCore:
                     for call in calls:
                         self.messages.append(_tool_message(call, ToolResult.error(note)))
                     continue
-                async for chunk in self._run_calls(calls, iteration, run_id):
-                    yield chunk
+                async with aclosing(self._run_calls(calls, iteration, run_id)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
             completed = True
         finally:
             if not completed:
@@ -153,7 +155,11 @@ class AgentCore:
         async def run_one(call: ToolCallRequest) -> None:
             emit(Phase.TOOL_CALL, {"id": call.id, "name": call.name, "arguments": call.arguments})
             context = ToolContext(
-                deps=self.deps, run_id=run_id, agent=self.name, tool_call_id=call.id
+                deps=self.deps,
+                run_id=run_id,
+                agent=self.name,
+                tool_call_id=call.id,
+                approval=self.tool_approval,
             )
             result = await dispatch(
                 call,
@@ -218,6 +224,11 @@ class AgentCore:
 
     def _chunk(self, phase: Phase, content: Any, iteration: int) -> StreamChunk:
         return StreamChunk(phase, content, self.name, iteration)
+
+
+def _closing(stream: Any) -> Any:
+    """Close a provider's stream as soon as the turn ends, however it ends."""
+    return aclosing(stream) if hasattr(stream, "aclose") else nullcontext(stream)
 
 
 def _assistant_message(text: str, calls: list[ToolCallRequest]) -> dict[str, Any]:

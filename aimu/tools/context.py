@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 Deps = TypeVar("Deps")
 
@@ -21,10 +22,13 @@ class ToolContext(Generic[Deps]):
             return ctx.deps.db[key]
 
     ``deps`` is the ``deps=`` object given to the agent; ``run_id`` identifies one
-    ``Agent.run``; ``agent`` is the agent's name; ``tool_call_id`` the model's id for this call.
+    ``Agent.run``; ``agent`` is the agent's name; ``tool_call_id`` the model's id for this call;
+    ``approval`` the agent's approval policy (a tool that starts agents of its own, such as
+    a sub-agent spawner, hands it on so delegation never escapes the gate).
     """
 
     deps: Deps | None = None
     run_id: str = ""
     agent: str = "agent"
     tool_call_id: str = ""
+    approval: Callable[..., Any] | None = None

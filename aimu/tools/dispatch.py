@@ -114,9 +114,10 @@ async def _consume_stream(
     last: Any = None
     returned: Any = None
     if getattr(fn, "__tool_is_async__", False):
-        async for item in fn(**kwargs):
-            last = _forward(item, last, call, emit)
-            await flush()
+        async with contextlib.aclosing(fn(**kwargs)) as stream:  # closed now, even on cancel
+            async for item in stream:
+                last = _forward(item, last, call, emit)
+                await flush()
         return last
 
     generator = fn(**kwargs)
