@@ -39,7 +39,8 @@ READING_BUILTINS = frozenset(
 HEADLESS_REASON = "no one is there to approve it (headless run); denied by the notebook's policy"
 DENY_REASON = "the notebook refuses this kind of call (--approve deny)"
 
-Ask = Callable[[str, dict[str, Any]], Awaitable[tuple[str, str]]]
+#: ``ask(tool_name, arguments, agent)``: ``agent`` names the sub-agent asking, else ``None``.
+Ask = Callable[[str, dict[str, Any], str | None], Awaitable[tuple[str, str]]]
 
 
 def headless_verdict(mode: str | None) -> str:
@@ -85,13 +86,23 @@ class NotebookPolicy:
         return tool_name not in self.free and tool_name not in self.always_allowed
 
     async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
+        return await self.decide(tool_name, arguments)
+
+    def for_agent(self, agent_name: str) -> AgentPolicy:
+        """This policy for a sub-agent's calls: same rules, and the panel names the asker."""
+        return AgentPolicy(self, agent_name)
+
+    async def decide(
+        self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
+    ) -> bool | Denied:
+        """Decide one call; ``agent`` is the sub-agent asking, shown on the panel."""
         if self.mode == "auto":
             return self._decided(tool_name, "policy", True)
         if self.mode == "deny":
             return self._decided(tool_name, "policy", Denied(DENY_REASON))
         if self.ask is None:
             return self._fallback(tool_name, "policy")
-        answer, reason = await self.ask(tool_name, arguments)
+        answer, reason = await self.ask(tool_name, arguments, agent)
         if answer == "timeout":
             return self._fallback(tool_name, "timeout")
         if answer == "always":
@@ -120,3 +131,17 @@ class NotebookPolicy:
     def _decided(self, tool_name: str, source: str, verdict: bool | Denied) -> bool | Denied:
         self._sources.append((tool_name, source))
         return verdict
+
+
+class AgentPolicy:
+    """A :class:`NotebookPolicy` bound to one sub-agent, so its panel says who asks."""
+
+    def __init__(self, policy: NotebookPolicy, agent_name: str):
+        self.policy = policy
+        self.agent_name = agent_name
+
+    def requires_approval(self, tool_name: str, arguments: dict[str, Any]) -> bool:
+        return self.policy.requires_approval(tool_name, arguments)
+
+    async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
+        return await self.policy.decide(tool_name, arguments, self.agent_name)

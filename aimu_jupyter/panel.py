@@ -33,8 +33,13 @@ class ApprovalPanels:
         self.timeout = timeout
         self._handle: Any = None
 
-    async def ask(self, tool_name: str, arguments: dict[str, Any]) -> tuple[str, str]:
-        """Show the panel and wait: ``("approve" | "deny" | "always" | "timeout", reason)``."""
+    async def ask(
+        self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
+    ) -> tuple[str, str]:
+        """Show the panel and wait: ``("approve" | "deny" | "always" | "timeout", reason)``.
+
+        ``agent`` is the sub-agent asking (``"parent/label@call_id"``), named on the panel.
+        """
         import ipywidgets as widgets
 
         loop = asyncio.get_running_loop()
@@ -48,7 +53,8 @@ class ApprovalPanels:
             loop.call_soon_threadsafe(settle)
 
         name = html.escape(tool_name)
-        title = widgets.HTML(f"<b>Approve a call to <code>{name}</code>?</b>")
+        asker = f"Sub-agent <code>{html.escape(agent)}</code> asks: a" if agent else "A"
+        title = widgets.HTML(f"<b>{asker}pprove a call to <code>{name}</code>?</b>")
         shown = html.escape(pretty_arguments(arguments))
         args = widgets.HTML(f"<pre style='{_STYLE}'>{shown}</pre>")
         reason = widgets.Text(

@@ -418,7 +418,7 @@ def test_a_sub_agent_run_nests_under_its_tool_card(kernel):
     kernel.ok(
         "from aimu.tools.builtin import make_subagent_tool\n"
         "child = ScriptedClient(['child says hi'])\n"
-        "spawn = make_subagent_tool(child, tool_approval=None)\n"
+        "spawn = make_subagent_tool(child)\n"
         "m = ScriptedClient([call('spawn_subagent', task='greet'), 'parent done'])"
     )
     result = kernel.ok("%%agent --model m --tools spawn --approve auto\ndelegate")

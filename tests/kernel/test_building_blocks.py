@@ -88,7 +88,7 @@ async def test_headless_policy_denies_unless_the_environment_says_auto(monkeypat
 async def test_user_answers_are_attributed_and_always_allow_is_remembered():
     answers = iter([("always", ""), ("deny", " too risky ")])
 
-    async def ask(name, arguments):
+    async def ask(name, arguments, agent):
         return next(answers)
 
     allowed: set[str] = set()
@@ -99,6 +99,22 @@ async def test_user_answers_are_attributed_and_always_allow_is_remembered():
     verdict = await policy("write_file", {})
     assert verdict == Denied("too risky")
     assert [policy.decided_by("run_command"), policy.decided_by("write_file")] == ["user"] * 2
+
+
+async def test_a_sub_agents_calls_follow_the_same_rules_and_name_the_asker():
+    asked = []
+
+    async def ask(name, arguments, agent):
+        asked.append((name, agent))
+        return ("approve", "")
+
+    policy = NotebookPolicy({"read_file"}, ask=ask)
+    child = policy.for_agent("agent/researcher@call_7")
+    assert not child.requires_approval("read_file", {})
+    assert child.requires_approval("write_file", {})
+    assert await child("write_file", {"path": "x"}) is True
+    assert asked == [("write_file", "agent/researcher@call_7")]
+    assert policy.decided_by("write_file") == "user"
 
 
 def test_no_model_anywhere_says_how_to_choose_one(monkeypatch):
