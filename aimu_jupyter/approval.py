@@ -36,6 +36,22 @@ READING_BUILTINS = frozenset(
     }
 )
 
+#: Built-in tools that write, execute, submit or spawn: they ask wherever they are called,
+#: including from a sub-agent whose tools the run's own list does not name.
+ASKING_BUILTINS = frozenset(
+    {
+        "execute_python",
+        "execute_python_in_process",
+        "python",
+        "run_command",
+        "write_file",
+        "edit_file",
+        "submit_form",
+        "submit_json",
+        "spawn_subagent",
+    }
+)
+
 HEADLESS_REASON = "no one is there to approve it (headless run); denied by the notebook's policy"
 DENY_REASON = "the notebook refuses this kind of call (--approve deny)"
 
@@ -141,7 +157,14 @@ class AgentPolicy:
         self.agent_name = agent_name
 
     def requires_approval(self, tool_name: str, arguments: dict[str, Any]) -> bool:
-        return self.policy.requires_approval(tool_name, arguments)
+        """A sub-agent's own tools are not in the run's list: built-ins that write, execute,
+        submit or spawn ask, as they would in the parent; its other tools run."""
+        policy = self.policy
+        if tool_name in policy.always_allowed:
+            return False
+        if policy.mode == "ask":
+            return True
+        return tool_name in ASKING_BUILTINS and tool_name not in policy.free
 
     async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
         return await self.policy.decide(tool_name, arguments, self.agent_name)

@@ -111,7 +111,10 @@ async def test_a_sub_agents_calls_follow_the_same_rules_and_name_the_asker():
     policy = NotebookPolicy({"read_file"}, ask=ask)
     child = policy.for_agent("agent/researcher@call_7")
     assert not child.requires_approval("read_file", {})
+    assert not child.requires_approval("calculate", {})
+    assert not child.requires_approval("users_own_function", {})
     assert child.requires_approval("write_file", {})
+    assert child.requires_approval("run_command", {})
     assert await child("write_file", {"path": "x"}) is True
     assert asked == [("write_file", "agent/researcher@call_7")]
     assert policy.decided_by("write_file") == "user"
