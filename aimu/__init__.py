@@ -17,6 +17,7 @@ from typing import Any
 
 from aimu import aio
 from aimu.agents import Agent
+from aimu.batch import batch
 from aimu.models import ModelClient, Phase, StreamChunk, client
 from aimu.tools import (
     Denied,
@@ -58,6 +59,7 @@ __all__ = [
     "ToolSignatureError",
     "aio",
     "approve_all",
+    "batch",
     "client",
     "coerce_tool_arguments",
     "load_ipython_extension",

@@ -31,6 +31,10 @@ class Agent(AgentCore):
 
 
 def __getattr__(name: str) -> Any:
+    if name == "batch":
+        from aimu.batch import abatch
+
+        return abatch
     if name == "MCPClient":
         from aimu.tools.mcp import AsyncMCPClient
 
@@ -38,4 +42,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'aimu.aio' has no attribute {name!r}")
 
 
-__all__ = ["Agent", "MCPClient"]  # noqa: F822 (MCPClient is lazy)
+__all__ = ["Agent", "MCPClient", "batch"]  # noqa: F822 (MCPClient and batch are lazy)

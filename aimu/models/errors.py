@@ -32,7 +32,17 @@ class ModelNotFoundError(ModelError):
 
 
 class RateLimitError(ModelError):
-    """The provider kept answering HTTP 429 until the retries ran out."""
+    """The provider kept answering HTTP 429 until the retries ran out.
+
+    ``retry_after`` is the wait in seconds the server asked for (``Retry-After``), if it did.
+    """
+
+    def __init__(self, message: str = "", retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def __reduce__(self) -> tuple:
+        return type(self), (str(self), self.retry_after)
 
 
 class ModelConnectionError(ModelError):

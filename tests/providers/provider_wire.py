@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -54,10 +55,17 @@ class Request:
 
 
 class WireServer:
-    """A threaded HTTP/1.1 server on 127.0.0.1 with an ephemeral port."""
+    """A threaded HTTP/1.1 server on 127.0.0.1 with an ephemeral port.
 
-    def __init__(self, default: Reply | None = None):
+    ``respond(request) -> Reply``, when given, answers every request instead of the script
+    (for servers whose answer depends on what was asked; it runs on the request's thread).
+    """
+
+    def __init__(
+        self, default: Reply | None = None, respond: Callable[[Request], Reply] | None = None
+    ):
         self.default = default
+        self.respond = respond
         self.requests: list[Request] = []
         self._replies: deque[Reply] = deque()
         self._gates: list[threading.Event] = []
@@ -84,8 +92,9 @@ class WireServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                server.requests.append(Request(self.command, self.path, headers, body))
-                reply = server._next()
+                request = Request(self.command, self.path, headers, body)
+                server.requests.append(request)
+                reply = server.respond(request) if server.respond else server._next()
                 try:
                     self._write(reply)
                 except (BrokenPipeError, ConnectionResetError):

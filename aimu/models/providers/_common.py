@@ -8,12 +8,14 @@ SDK's own exception is not chained (``from None``), because its message may quot
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import importlib
 import inspect
 import json
 import os
 import re
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable
 from types import ModuleType
@@ -52,6 +54,10 @@ class PerLoop(Generic[T]):
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple:
+        """Pickled without its clients (a copy on a Ray worker opens its own)."""
+        return type(self), (self._make,)
 
     def get(self) -> T:
         loop = asyncio.get_running_loop()
@@ -137,6 +143,22 @@ def body_message(body: Any) -> str:
     return "" if body is None else str(body)
 
 
+def retry_after(headers: Any) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (a number or an HTTP date), or ``None``."""
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
 def root_cause(exc: BaseException) -> str:
     """The innermost cause's message (``[Errno 111] Connection refused`` and the like)."""
     seen = exc
@@ -197,7 +219,8 @@ def stainless_error(
     if status == 429:
         return RateLimitError(
             f"{label} is rate-limiting requests (HTTP 429) and the retries ran out{said}; "
-            "wait a little and run again, or use max_retries= to retry longer"
+            "wait a little and run again, or use max_retries= to retry longer",
+            retry_after=retry_after(exc.response.headers),
         )
     if status in (400, 413, 422) and is_context_overflow(detail):
         return ContextOverflowError(overflow_message(model, detail))

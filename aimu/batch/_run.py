@@ -1,0 +1,353 @@
+"""Running a batch: prompts from items, bounded concurrency, retries, rate limits, checkpoint.
+
+The driver is one async generator, shared by every backend: it yields each
+:class:`BatchItem` as it finishes. A backend only supplies ``attempt(prompt)``, one fresh
+agent run returning ``(answer, value, usage)`` — in this event loop for ``"local"``, on a
+Ray actor for ``"ray"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import copy
+import re
+import string
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aimu.agents.loop import AgentCore
+from aimu.batch._checkpoint import Checkpoint, item_keys, succeeded
+from aimu.batch._progress import BatchStats, Progress
+from aimu.batch._results import FAILED, OK, BatchItem
+from aimu.models.chunks import Phase
+from aimu.models.errors import (
+    AuthenticationError,
+    MissingCredentialsError,
+    ModelNotFoundError,
+    NoDefaultModelError,
+    ProviderNotInstalledError,
+    RateLimitError,
+    UnknownProviderError,
+)
+
+Task = str | Callable[[Any], str]
+Attempt = Callable[[str], Awaitable[tuple[str, Any, dict[str, int]]]]
+
+#: Errors that every item would hit alike: the batch stops at the first one.
+FATAL = (
+    AuthenticationError,
+    MissingCredentialsError,
+    ModelNotFoundError,
+    NoDefaultModelError,
+    ProviderNotInstalledError,
+    UnknownProviderError,
+)
+
+#: After this many rate-limit answers in a row for one item, the next one counts as a failure.
+MAX_RATE_LIMIT_WAITS = 12
+MAX_BACKOFF = 30.0
+
+
+class SchemaValidationError(ValueError):
+    """The agent's answer did not validate against the batch's ``schema``."""
+
+
+@dataclass
+class Job:
+    index: int
+    item: Any
+    prompt: str
+    key: str
+
+
+# --- prompts -------------------------------------------------------------------------------
+
+
+def to_rows(items: Any) -> tuple[list[Any], Any]:
+    """The items as a list, and a DataFrame's index when ``items`` is one (else ``None``)."""
+    if hasattr(items, "iterrows") and hasattr(items, "columns"):
+        return items.to_dict("records"), list(items.index)
+    if isinstance(items, str | bytes | dict):
+        raise TypeError("items must be a list (or DataFrame) of items, not a single item")
+    if not isinstance(items, Iterable):
+        raise TypeError(f"items must be iterable, not {type(items).__name__}")
+    rows = [
+        row.to_dict() if hasattr(row, "to_dict") and hasattr(row, "index") else row for row in items
+    ]
+    return rows, None
+
+
+def render_prompts(task: Task, rows: list[Any]) -> list[str]:
+    """Fill ``task`` from each item, checking every item before anything runs."""
+    if callable(task):
+        prompts = [task(row) for row in rows]
+        for position, prompt in enumerate(prompts):
+            if not isinstance(prompt, str):
+                raise TypeError(
+                    f"the task callable returned {type(prompt).__name__} for item {position}; "
+                    "it must return the prompt as a str"
+                )
+        return prompts
+    if not isinstance(task, str):
+        raise TypeError("task must be a template string like 'Classify: {text}', or a callable")
+    fields = [name for _, name, _, _ in string.Formatter().parse(task) if name is not None]
+    if not fields:
+        raise ValueError(
+            "the task has no {placeholder}, so every item would get the same prompt; "
+            "write e.g. 'Classify: {text}' (a field of each item) or '{item}' (the whole item)"
+        )
+    prompts = []
+    for position, row in enumerate(rows):
+        values = {"item": row}
+        if isinstance(row, dict):
+            values.update({str(k): v for k, v in row.items()})
+        try:
+            prompts.append(task.format(row, **values))
+        except (KeyError, AttributeError, IndexError) as exc:
+            known = ", ".join(sorted(values)) or "none"
+            raise ValueError(
+                f"item {position} cannot fill the task: no field {exc} (its fields: {known})"
+            ) from None
+    return prompts
+
+
+# --- one agent run ---------------------------------------------------------------------------
+
+
+def fresh_conversation(template: AgentCore) -> AgentCore:
+    """A copy of ``template`` with its own, empty conversation (same model, tools, policy)."""
+    agent = copy.copy(template)
+    agent.messages = []
+    return agent
+
+
+def validator(schema: Any) -> Callable[[str], Any] | None:
+    """``text -> validated instance`` for a pydantic model, dataclass or TypedDict."""
+    if schema is None:
+        return None
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter = TypeAdapter(schema)
+
+    def validate(text: str) -> Any:
+        try:
+            return adapter.validate_json(_json_part(text))
+        except ValidationError as exc:
+            raise SchemaValidationError(
+                f"the answer does not match {getattr(schema, '__name__', 'the schema')}: "
+                f"{exc.errors(include_url=False)[:3]}"
+            ) from None
+
+    return validate
+
+
+def dump_value(schema: Any, value: Any) -> Any:
+    """A JSON-ready form of a validated value, for the checkpoint."""
+    if schema is None:
+        return value
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(schema).dump_python(value, mode="json")
+
+
+def load_value(schema: Any, value: Any) -> Any:
+    if schema is None:
+        return value
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(schema).validate_python(value)
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def _json_part(text: str) -> str:
+    """The JSON in an answer, with a Markdown code fence around it removed."""
+    stripped = text.strip()
+    match = _FENCE.match(stripped)
+    return match.group(1) if match else stripped
+
+
+def local_attempt(template: AgentCore, schema: Any) -> Attempt:
+    """One run in this event loop on a fresh conversation of ``template``."""
+    validate = validator(schema)
+
+    async def attempt(prompt: str) -> tuple[str, Any, dict[str, int]]:
+        agent = fresh_conversation(template)
+        done: dict[str, Any] = {}
+        async for chunk in agent.events(prompt):
+            if chunk.phase is Phase.DONE and chunk.agent == agent.name:
+                done = chunk.content
+        answer = done.get("text", "")
+        value = validate(answer) if validate else answer
+        return answer, value, dict(done.get("usage") or {})
+
+    return attempt
+
+
+# --- the driver ------------------------------------------------------------------------------
+
+
+class Throttle:
+    """Bounded concurrency that halves on a rate limit and pauses everyone for a while.
+
+    After a rate-limit answer no new run starts until the pause is over, and at most half as
+    many run at once; each success lets one more run again, up to ``limit``.
+    """
+
+    def __init__(self, limit: int):
+        self.max = limit
+        self.limit = limit
+        self.active = 0
+        self.resume_at = 0.0
+        self.waits = 0
+        self._changed = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        async with self._changed:
+            while True:
+                pause = self.resume_at - time.monotonic()
+                if pause <= 0 and self.active < self.limit:
+                    self.active += 1
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), pause if pause > 0 else None)
+
+    async def release(self, rate_limited: RateLimitError | None = None) -> None:
+        async with self._changed:
+            self.active -= 1
+            if rate_limited is not None:
+                self.waits += 1
+                delay = getattr(rate_limited, "retry_after", None)
+                if delay is None:
+                    delay = min(MAX_BACKOFF, 0.5 * 2 ** min(self.waits, 8))
+                self.resume_at = max(self.resume_at, time.monotonic() + delay)
+                self.limit = max(1, self.limit // 2)
+            else:
+                self.waits = 0
+                self.limit = min(self.max, self.limit + 1)
+            self._changed.notify_all()
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.resume_at > time.monotonic() or self.limit < self.max
+
+
+async def drive(
+    jobs: list[Job],
+    attempt: Attempt,
+    *,
+    concurrency: int,
+    retries: int,
+    schema: Any,
+    checkpoint: Checkpoint | None,
+    progress: Progress,
+    stats: BatchStats,
+) -> AsyncIterator[BatchItem]:
+    """Run every job, yielding each finished item; checkpoint and progress as they finish."""
+    throttle = Throttle(concurrency)
+    keys = {job.index: job.key for job in jobs}
+    finished: asyncio.Queue[BatchItem | BaseException] = asyncio.Queue()
+
+    async def run_job(job: Job) -> None:
+        item = BatchItem(job.index, job.item, job.prompt)
+        rate_limit_waits = 0
+        while True:
+            await throttle.acquire()
+            limited: RateLimitError | None = None
+            try:
+                item.attempts += 1
+                item.answer, item.value, item.usage = await attempt(job.prompt)
+                item.status, item.error = OK, None
+            except RateLimitError as exc:
+                rate_limit_waits += 1
+                if rate_limit_waits <= MAX_RATE_LIMIT_WAITS:
+                    item.attempts -= 1
+                    limited = exc
+                item.status, item.error = FAILED, f"{type(exc).__name__}: {exc}"
+            except FATAL:
+                raise
+            except Exception as exc:
+                item.status, item.error = FAILED, f"{type(exc).__name__}: {exc}"
+                item.answer = item.value = None
+            finally:
+                await throttle.release(limited)
+            if item.ok or (limited is None and item.attempts > retries):
+                break
+        finished.put_nowait(item)
+
+    pending = collections.deque(jobs)
+
+    async def work() -> None:
+        while pending:
+            await run_job(pending.popleft())
+
+    async def run_all() -> None:
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(concurrency, len(jobs))):
+                    group.create_task(work())
+        except BaseExceptionGroup as group_error:
+            finished.put_nowait(group_error.exceptions[0])
+            return
+        except BaseException as exc:
+            finished.put_nowait(exc)
+            raise
+
+    worker = asyncio.ensure_future(run_all())
+    try:
+        for _ in jobs:
+            outcome = await finished.get()
+            if isinstance(outcome, BaseException):
+                raise outcome
+            if checkpoint is not None:
+                value = dump_value(schema, outcome.value) if outcome.ok else None
+                checkpoint.append(keys[outcome.index], outcome, value)
+            stats.done += 1
+            stats.failed += not outcome.ok
+            stats.tokens += sum(outcome.usage.values())
+            stats.waiting_for_rate_limit = throttle.rate_limited
+            progress.update(stats)
+            yield outcome
+        await worker
+    finally:
+        if not worker.done():
+            worker.cancel()
+            await asyncio.gather(worker, return_exceptions=True)
+
+
+def plan(
+    task: Task, items: Any, schema: Any, checkpoint: Checkpoint | None
+) -> tuple[list[Job], list[BatchItem], int, Any]:
+    """The jobs still to run, the items a checkpoint already holds, the total, the index."""
+    rows, index = to_rows(items)
+    prompts = render_prompts(task, rows)
+    keys = item_keys(prompts)
+    done = checkpoint.load() if checkpoint is not None else {}
+    jobs: list[Job] = []
+    resumed: list[BatchItem] = []
+    for position, (row, prompt, key) in enumerate(zip(rows, prompts, keys, strict=True)):
+        record = done.get(key)
+        if succeeded(record):
+            assert record is not None
+            resumed.append(
+                BatchItem(
+                    position,
+                    row,
+                    prompt,
+                    OK,
+                    record.get("answer"),
+                    load_value(schema, record.get("value")),
+                    None,
+                    dict(record.get("usage") or {}),
+                    int(record.get("attempts") or 0),
+                    True,
+                )
+            )
+        else:
+            jobs.append(Job(position, row, prompt, key))
+    return jobs, resumed, len(rows), index
