@@ -14,17 +14,22 @@ _LAZY = {
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext aimu_jupyter``: register the magics."""
+    """``%load_ext aimu_jupyter``: register the magics and the notebook's batch progress bar."""
+    from aimu.batch import set_default_progress
+    from aimu_jupyter.batch_progress import notebook_progress
     from aimu_jupyter.magics import load
 
     load(ipython)
+    set_default_progress(notebook_progress)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext aimu_jupyter``: remove the magics."""
+    """``%unload_ext aimu_jupyter``: remove the magics and the progress bar."""
+    from aimu.batch import set_default_progress
     from aimu_jupyter.magics import unload
 
     unload(ipython)
+    set_default_progress(None)
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

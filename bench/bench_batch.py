@@ -1,7 +1,7 @@
 """Batch benchmark, run by hand.
 
 200 items against a Chat Completions server in another process that takes 50 ms per model
-call (``tests/batch/conftest.py``'s ticket server), one agent run (one model call) per item:
+call (``tests/batch/ticket_server.py``), one agent run (one model call) per item:
 
 1. wall time at concurrency 1 against concurrency 16 (the goal is at least 12x faster);
 2. the same batch at concurrency 16 on a local Ray cluster (2 CPUs, started before timing),
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "batch"))
 
 
 def serve(delay: float) -> None:
-    from conftest import TicketServer
+    from ticket_server import TicketServer
 
     server = TicketServer(delay=delay)
     print(server.url, flush=True)
