@@ -44,6 +44,7 @@ from aimu.models.providers._common import (
     overflow_message,
     redact,
     split_request_options,
+    ssl_context,
     stainless_error,
 )
 from aimu.models.providers._sse import sse_events
@@ -102,9 +103,7 @@ class AnthropicClient(ModelClient):
         if default_headers:
             options["default_headers"] = default_headers
         self._sdk = sdk
-        self._clients = PerLoop(
-            lambda: sdk.AsyncAnthropic(**(credentials or {"api_key": _NO_KEY}), **options)
-        )
+        self._clients = PerLoop(_sdk_client, **(credentials or {"api_key": _NO_KEY}), **options)
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
     def clone(self) -> AnthropicClient:
@@ -259,6 +258,14 @@ class AnthropicClient(ModelClient):
             key_hint=self._key_hint,
             secrets=self._secrets,
         )
+
+
+def _sdk_client(**options: Any) -> Any:
+    """An ``AsyncAnthropic`` on the process's shared TLS context."""
+    import anthropic
+
+    http_client = anthropic.DefaultAsyncHttpxClient(verify=ssl_context())
+    return anthropic.AsyncAnthropic(http_client=http_client, **options)
 
 
 def _resolve_credentials(

@@ -42,6 +42,7 @@ from aimu.models.providers._common import (
     is_context_overflow,
     redact,
     root_cause,
+    ssl_context,
 )
 from aimu.models.providers._think import ThinkSplitter
 
@@ -102,9 +103,7 @@ class OllamaClient(ModelClient):
         self.retry_backoff = retry_backoff
         self._sdk = sdk
         self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values())
-        self._clients = PerLoop(
-            lambda: sdk.AsyncClient(host=self.host, timeout=timeout, headers=headers)
-        )
+        self._clients = PerLoop(_sdk_client, host=self.host, timeout=timeout, headers=headers)
 
     @property
     def name(self) -> str:
@@ -208,6 +207,13 @@ class OllamaClient(ModelClient):
                 "Set OLLAMA_HOST or host= if it listens elsewhere"
             )
         return exc
+
+
+def _sdk_client(**options: Any) -> Any:
+    """An ollama ``AsyncClient`` on the process's shared TLS context."""
+    import ollama
+
+    return ollama.AsyncClient(verify=ssl_context(), **options)
 
 
 def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
