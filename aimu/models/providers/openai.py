@@ -133,7 +133,9 @@ class OpenAIClient(ModelClient):
         stall = Stall(self._timeout, label)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                opening = client.chat.completions.with_streaming_response.create(**request)
+                opening = client.chat.completions.with_streaming_response.create(
+                    **_as_sent(request)
+                )
                 response = await stall.wait(stack.enter_async_context(opening))
                 done = False
                 async for kind, data in sse_events(stall.each(response.iter_lines())):
@@ -211,6 +213,20 @@ def _sdk_client(**options: Any) -> Any:
 
     http_client = openai.DefaultAsyncHttpxClient(verify=ssl_context())
     return openai.AsyncOpenAI(http_client=http_client, **options)
+
+
+def _as_sent(request: dict[str, Any]) -> dict[str, Any]:
+    """SDK arguments that send ``request``'s messages and tools exactly as built.
+
+    They are already wire-shaped; handing them over in ``extra_body``, which the SDK merges
+    into the JSON body unchanged, skips its typed-dict conversion (about half a millisecond a
+    call, as much as the rest of the turn).
+    """
+    heavy = {name: request[name] for name in ("messages", "tools") if name in request}
+    arguments = {name: value for name, value in request.items() if name not in heavy}
+    arguments["messages"] = []
+    arguments["extra_body"] = {**heavy, **(request.get("extra_body") or {})}
+    return arguments
 
 
 def _create_method() -> Any:
