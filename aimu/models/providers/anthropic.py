@@ -191,9 +191,13 @@ class AnthropicClient(ModelClient):
         except ModelError:
             raise
         except (TypeError, AttributeError, KeyError, IndexError) as exc:
-            raise malformed(label, exc) from None
+            failure: BaseException | None = malformed(label, exc)
         except Exception as exc:
-            raise self._error(exc) from None
+            failure = self._error(exc)
+        else:
+            failure = None
+        if failure is not None:
+            raise failure  # outside the handler: the SDK error (it holds the key) is not chained
         self._keep_thinking(blocks)
         yield TurnEnd(Usage(input_tokens, output_tokens), stop_reason)
 

@@ -182,13 +182,17 @@ class OllamaClient(ModelClient):
                 break
             except _Refused as exc:
                 if started or exc.status not in _RETRIED or attempt >= self.max_retries:
-                    raise self._refusal(exc.status, exc.detail) from None
+                    failure: BaseException | None = self._refusal(exc.status, exc.detail)
+                else:
+                    failure = None
             except ModelError:
                 raise
             except (TypeError, AttributeError, KeyError, IndexError) as exc:
-                raise malformed(label, exc) from None
+                failure = malformed(label, exc)
             except Exception as exc:
-                raise self._error(exc) from None
+                failure = self._error(exc)
+            if failure is not None:
+                raise failure  # outside the handler: nothing holding a header is chained
             await asyncio.sleep(min(self.retry_backoff * 2**attempt, 8.0))
             attempt += 1
         for event in splitter.flush():

@@ -175,9 +175,13 @@ class OpenAIClient(ModelClient):
         except ModelError:
             raise
         except (TypeError, AttributeError, KeyError, IndexError) as exc:
-            raise malformed(label, exc) from None
+            failure: BaseException | None = malformed(label, exc)
         except Exception as exc:
-            raise self._error(exc) from None
+            failure = self._error(exc)
+        else:
+            failure = None
+        if failure is not None:
+            raise failure  # outside the handler: the SDK error (it holds the key) is not chained
         for event in splitter.flush():
             yield event
         for slot in sorted(calls.values(), key=lambda s: s["order"]):
