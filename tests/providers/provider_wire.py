@@ -17,7 +17,7 @@ import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -31,16 +31,19 @@ class Reply:
 
     ``gate``: before writing piece ``gate_at`` the server waits for the event (the test sets
     it, or the server does on close). ``drop_at``: the connection is closed before that piece.
+    ``pieces`` may be an endless iterator (keep-alives until the client hangs up), written
+    ``interval`` seconds apart.
     """
 
     status: int = 200
-    pieces: list[bytes] = field(default_factory=list)
+    pieces: Iterable[bytes] = field(default_factory=list)
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     gate: threading.Event | None = None
     gate_at: int = 0
     drop_at: int | None = None
     streamed: bool = True
+    interval: float = 0.0
 
 
 @dataclass
@@ -64,6 +67,7 @@ class WireServer:
         self.requests: list[Request] = []
         self._replies: deque[Reply] = deque()
         self._gates: list[threading.Event] = []
+        self._closing = threading.Event()
         self.served = threading.Event()
         server = self
 
@@ -119,6 +123,11 @@ class WireServer:
                         self.close_connection = True
                         self.connection.shutdown(2)
                         return
+                    if reply.interval and index:
+                        self.wfile.flush()
+                        if server._closing.wait(reply.interval):
+                            self.close_connection = True
+                            return
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
@@ -155,6 +164,7 @@ class WireServer:
         return [r.json for r in self.requests]
 
     def close(self) -> None:
+        self._closing.set()
         for gate in self._gates:
             gate.set()
         self._server.shutdown()
