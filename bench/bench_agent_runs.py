@@ -166,7 +166,9 @@ def median_ms(times: list[float]) -> float:
 def summary(times: list[float]) -> str:
     ms = sorted(t * 1000 for t in times)
     p90 = ms[int(len(ms) * 0.9)]
-    return f"median {statistics.median(ms):7.2f} ms  mean {statistics.fmean(ms):7.2f}  p90 {p90:7.2f}"
+    return (
+        f"median {statistics.median(ms):7.2f} ms  mean {statistics.fmean(ms):7.2f}  p90 {p90:7.2f}"
+    )
 
 
 def main() -> None:

@@ -93,8 +93,18 @@ def json_object(data: str, label: str) -> dict[str, Any]:
 
 
 def field(container: Any, name: str, kind: type | tuple[type, ...], label: str) -> Any:
-    """``container[name]`` when it is of ``kind``; ``None`` when missing or null."""
-    value = container.get(name) if isinstance(container, dict) else None
+    """``container[name]`` when it is of ``kind``; ``None`` when missing or null.
+
+    ``container`` must be a JSON object (or ``None``, read as empty).
+    """
+    if container is None:
+        return None
+    if not isinstance(container, dict):
+        raise MalformedStreamError(
+            f"{label} sent a stream event with a {type(container).__name__} where an object "
+            f"with {name!r} belongs: {_excerpt(json.dumps(container, default=str))}"
+        )
+    value = container.get(name)
     if value is None or isinstance(value, kind):
         return value
     names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
