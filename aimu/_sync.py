@@ -64,7 +64,9 @@ def _running() -> bool:
 
 
 def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+    home = _home()
     runner = _runner()
+    owner = threading.current_thread()
     context = contextvars.copy_context()
     iterator = context.run(make)
     try:
@@ -75,8 +77,9 @@ def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
                 return
             yield item
     finally:
+        # Left unfinished at exit or dropped in another thread, it is closed with its loop.
         aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
+        if aclose is not None and home.runner is runner and threading.current_thread() is owner:
             runner.run(aclose(), context=context)
 
 
