@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Literal, overload
 
-from aimu._sync import iterate
+from aimu._sync import iterate, run
 from aimu.agents.loop import AgentCore
 from aimu.models.chunks import Phase, StreamChunk
 
@@ -28,11 +28,15 @@ class Agent(AgentCore):
         """Run ``task``; return the answer, or an iterator of chunks with ``stream=True``."""
         if not isinstance(task, str):
             raise TypeError(f"task must be a str, not {type(task).__name__}")
-        chunks = iterate(lambda: self.events(task))
         if stream:
-            return chunks
-        text = ""
-        for chunk in chunks:
-            if chunk.phase is Phase.DONE and chunk.agent == self.name:
-                text = chunk.content["text"]
-        return text
+            return iterate(lambda: self.events(task))
+        return run(lambda: _answer(self.events(task), self.name))
+
+
+async def _answer(chunks: AsyncIterator[StreamChunk], name: str) -> str:
+    """The final answer of the run ``chunks`` belongs to (agent ``name``)."""
+    text = ""
+    async for chunk in chunks:
+        if chunk.phase is Phase.DONE and chunk.agent == name:
+            text = chunk.content["text"]
+    return text

@@ -101,7 +101,6 @@ def test_an_item_that_keeps_failing_is_recorded_and_the_batch_goes_on(tickets):
 
 
 def test_errors_every_item_would_hit_stop_the_batch_at_once(tickets):
-    tickets.wire.respond = None
     tickets.wire.default = None
     from provider_wire import json_error
 

@@ -29,7 +29,7 @@ class TicketServer:
         self.peak = 0
         self.prompts: list[str] = []
         self._lock = threading.Lock()
-        self.wire = WireServer(respond=self.answer)
+        self.wire = WireServer(default=self.answer)
 
     @property
     def url(self) -> str:

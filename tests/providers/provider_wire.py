@@ -6,7 +6,8 @@ builders produce the byte streams the providers document: Chat Completions SSE w
 tool-call deltas, Anthropic Messages SSE events, Ollama NDJSON.
 
 Run ``python tests/providers/provider_wire.py openai|anthropic|ollama`` to serve one canned turn
-forever (the benchmark does); it prints the base URL on its first line.
+forever (the benchmarks do; ``openai-agent`` answers a one-tool-call agent run); it prints the
+base URL on its first line. ``connections`` counts the TCP connections the server accepted.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -30,16 +31,19 @@ class Reply:
 
     ``gate``: before writing piece ``gate_at`` the server waits for the event (the test sets
     it, or the server does on close). ``drop_at``: the connection is closed before that piece.
+    ``pieces`` may be an endless iterator (keep-alives until the client hangs up), written
+    ``interval`` seconds apart.
     """
 
     status: int = 200
-    pieces: list[bytes] = field(default_factory=list)
+    pieces: Iterable[bytes] = field(default_factory=list)
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     gate: threading.Event | None = None
     gate_at: int = 0
     drop_at: int | None = None
     streamed: bool = True
+    interval: float = 0.0
 
 
 @dataclass
@@ -55,20 +59,15 @@ class Request:
 
 
 class WireServer:
-    """A threaded HTTP/1.1 server on 127.0.0.1 with an ephemeral port.
+    """A threaded HTTP/1.1 server on 127.0.0.1 with an ephemeral port."""
 
-    ``respond(request) -> Reply``, when given, answers every request instead of the script
-    (for servers whose answer depends on what was asked; it runs on the request's thread).
-    """
-
-    def __init__(
-        self, default: Reply | None = None, respond: Callable[[Request], Reply] | None = None
-    ):
+    def __init__(self, default: Reply | Callable[[Request], Reply] | None = None):
         self.default = default
-        self.respond = respond
+        self.connections = 0
         self.requests: list[Request] = []
         self._replies: deque[Reply] = deque()
         self._gates: list[threading.Event] = []
+        self._closing = threading.Event()
         self.served = threading.Event()
         server = self
 
@@ -77,6 +76,7 @@ class WireServer:
 
             def setup(self) -> None:
                 super().setup()
+                server.connections += 1
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, *args: Any) -> None:
@@ -92,9 +92,8 @@ class WireServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                request = Request(self.command, self.path, headers, body)
-                server.requests.append(request)
-                reply = server.respond(request) if server.respond else server._next()
+                server.requests.append(Request(self.command, self.path, headers, body))
+                reply = server._next(server.requests[-1])
                 try:
                     self._write(reply)
                 except (BrokenPipeError, ConnectionResetError):
@@ -124,6 +123,11 @@ class WireServer:
                         self.close_connection = True
                         self.connection.shutdown(2)
                         return
+                    if reply.interval and index:
+                        self.wfile.flush()
+                        if server._closing.wait(reply.interval):
+                            self.close_connection = True
+                            return
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
@@ -146,9 +150,11 @@ class WireServer:
         self._replies.extend(replies)
         return self
 
-    def _next(self) -> Reply:
+    def _next(self, request: Request) -> Reply:
         if self._replies:
             return self._replies.popleft()
+        if callable(self.default):
+            return self.default(request)
         if self.default is not None:
             return self.default
         return json_error(500, {"error": {"message": "no scripted reply left"}})
@@ -158,6 +164,7 @@ class WireServer:
         return [r.json for r in self.requests]
 
     def close(self) -> None:
+        self._closing.set()
         for gate in self._gates:
             gate.set()
         self._server.shutdown()
@@ -448,7 +455,46 @@ def tool_spec(name: str = "add", **properties: Any) -> dict[str, Any]:
     }
 
 
+def openai_agent_reply(request: Request) -> Reply:
+    """A one-tool-call agent run: a call to ``add`` first, the answer once its result is in.
+
+    Streamed when the request asks for a stream, else one ``chat.completion`` object.
+    """
+    body = request.json or {}
+    answered = (body.get("messages") or [{}])[-1].get("role") == "tool"
+    if body.get("stream"):
+        if answered:
+            return openai_turn("The answer is 42.")
+        return openai_turn("", [("call_1", "add", '{"a": 40, "b": 2}')])
+    message: dict[str, Any] = {"role": "assistant", "content": "The answer is 42."}
+    if not answered:
+        message["content"] = None
+        message["tool_calls"] = [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "add", "arguments": '{"a": 40, "b": 2}'},
+            }
+        ]
+    completion = {
+        "id": "chatcmpl-wire",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "wire-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "stop" if answered else "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+    }
+    return Reply(pieces=[json.dumps(completion).encode()], streamed=False)
+
+
 CANNED = {
+    "openai-agent": lambda: openai_agent_reply,
     "openai": lambda: openai_turn(
         "The answer is forty-two, as computed.", [("call_1", "add", '{"a": 40, "b": 2}')]
     ),

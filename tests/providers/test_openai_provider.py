@@ -193,7 +193,7 @@ async def test_401_names_the_variable_and_never_the_key(server, monkeypatch, cap
     error = caught.value
     assert "OPENAI_API_KEY" in str(error)
     assert "401" in str(error)
-    assert error.__cause__ is None and error.__suppress_context__
+    assert error.__cause__ is None and error.__context__ is None
     for text in (str(error), repr(error), repr(client), caplog.text):
         assert SECRET not in text
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import importlib
 import inspect
 import json
 import os
 import re
+import ssl
 import threading
 import time
 import weakref
@@ -41,31 +43,79 @@ _OVERFLOW = re.compile(
 
 
 class PerLoop(Generic[T]):
-    """One SDK client per event loop.
+    """The SDK client for the running event loop, shared by every caller with the same settings.
 
-    An async SDK client keeps a connection pool tied to the loop that opened it; the sync
-    ``Agent`` runs each call on a fresh loop, so a client reused across loops would fail with
-    "Event loop is closed". Clients of loops that are gone are dropped with them.
+    An async SDK client keeps a connection pool tied to the loop that opened it, so there is
+    one per loop; within a loop, model clients built with the same settings (a new
+    ``aimu.client(...)`` per run, clones for sub-agents) share one, and with it its keep-alive
+    connections. The sync driver keeps one loop per thread (:mod:`aimu._sync`), which closes
+    these clients before it closes the loop.
     """
 
-    def __init__(self, make: Callable[[], T]):
+    def __init__(self, make: Callable[..., T], **settings: Any):
         self._make = make
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._lock = threading.Lock()
-
-    def __reduce__(self) -> tuple:
-        """Pickled without its clients (a copy on a Ray worker opens its own)."""
-        return type(self), (self._make,)
+        self._settings = settings
+        self._key = (make, _freeze(settings))
 
     def get(self) -> T:
         loop = asyncio.get_running_loop()
-        with self._lock:
-            client = self._clients.get(loop)
+        shared = _shared.get(loop)
+        client = shared.get(self._key) if shared is not None else None
+        if client is None:
+            client = self._new(loop)
+        return client
+
+    def _new(self, loop: asyncio.AbstractEventLoop) -> T:
+        with _shared_lock:
+            for old in [old for old in _shared if old.is_closed()]:
+                del _shared[old]
+            shared = _shared.get(loop)
+            if shared is None:
+                shared = _shared[loop] = {}
+                from aimu._sync import at_close
+
+                at_close(loop, lambda: _close_clients(shared))
+            client = shared.get(self._key)
             if client is None:
-                client = self._clients[loop] = self._make()
+                client = shared[self._key] = self._make(**self._settings)
             return client
+
+
+_shared: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Any, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_shared_lock = threading.Lock()
+
+
+async def _close_clients(clients: dict[Any, Any]) -> None:
+    for client in list(clients.values()):
+        await client.close()
+    clients.clear()
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in for settings made of dicts, lists and scalars."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return id(value)
+    return value
+
+
+@functools.cache
+def ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context for every SDK client of the process.
+
+    Building one loads the CA bundle (tens of milliseconds); each SDK client would otherwise
+    build its own. It honours ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as httpx does.
+    """
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def import_sdk(module: str, extra: str, provider: str) -> ModuleType:

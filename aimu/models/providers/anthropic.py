@@ -18,6 +18,7 @@ The key comes from ``api_key=``, else the variable named by ``api_key_env=``, el
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import OrderedDict
@@ -44,9 +45,11 @@ from aimu.models.providers._common import (
     overflow_message,
     redact,
     split_request_options,
+    ssl_context,
     stainless_error,
 )
 from aimu.models.providers._sse import sse_events
+from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 
 OFFICIAL_URL = "https://api.anthropic.com"
 _NO_KEY = "no-key-required"
@@ -102,9 +105,8 @@ class AnthropicClient(ModelClient):
         if default_headers:
             options["default_headers"] = default_headers
         self._sdk = sdk
-        self._clients = PerLoop(
-            lambda: sdk.AsyncAnthropic(**(credentials or {"api_key": _NO_KEY}), **options)
-        )
+        self._timeout = stall_timeout(timeout)
+        self._clients = PerLoop(_sdk_client, **(credentials or {"api_key": _NO_KEY}), **options)
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
     def clone(self) -> AnthropicClient:
@@ -128,51 +130,74 @@ class AnthropicClient(ModelClient):
         input_tokens = output_tokens = 0
         stop_reason = "end_turn"
         client = self._clients.get()
+        label = self._label
+        stall = Stall(self._timeout, label)
         try:
-            async with client.messages.with_streaming_response.create(**request) as response:
-                async for kind, data in sse_events(response.iter_lines()):
-                    event = json.loads(data)
-                    kind = event.get("type", kind)
+            async with contextlib.AsyncExitStack() as stack:
+                opening = client.messages.with_streaming_response.create(**request)
+                response = await stall.wait(stack.enter_async_context(opening))
+                async for kind, data in sse_events(stall.each(response.iter_lines())):
+                    event = json_object(data, label)
+                    kind = field(event, "type", str, label) or kind
                     if kind == "content_block_delta":
-                        delta = event["delta"]
+                        delta = field(event, "delta", dict, label) or {}
                         block = blocks[event["index"]]
-                        if delta["type"] == "text_delta":
-                            yield TextDelta(delta["text"])
-                        elif delta["type"] == "input_json_delta":
-                            block["json"].append(delta["partial_json"])
-                        elif delta["type"] == "thinking_delta":
-                            block["thinking"].append(delta["thinking"])
-                            yield ThinkingDelta(delta["thinking"])
-                        elif delta["type"] == "signature_delta":
-                            block["signature"] += delta["signature"]
+                        part = delta.get("type")
+                        if part == "text_delta":
+                            text = field(delta, "text", str, label)
+                            if text:
+                                stall.output()
+                                yield TextDelta(text)
+                        elif part == "input_json_delta":
+                            stall.output()
+                            block["json"].append(field(delta, "partial_json", str, label) or "")
+                        elif part == "thinking_delta":
+                            thinking = field(delta, "thinking", str, label)
+                            if thinking:
+                                stall.output()
+                                block["thinking"].append(thinking)
+                                yield ThinkingDelta(thinking)
+                        elif part == "signature_delta":
+                            block["signature"] += field(delta, "signature", str, label) or ""
                     elif kind == "content_block_start":
                         blocks[event["index"]] = {
-                            "block": event["content_block"],
+                            "block": field(event, "content_block", dict, label) or {},
                             "json": [],
                             "thinking": [],
                             "signature": "",
                         }
                     elif kind == "content_block_stop":
                         block = blocks[event["index"]]["block"]
-                        if block["type"] == "tool_use":
+                        if block.get("type") == "tool_use":
+                            stall.output()
                             yield ToolCallRequest.from_json(
-                                block["id"], block["name"], "".join(blocks[event["index"]]["json"])
+                                field(block, "id", str, label) or "",
+                                field(block, "name", str, label) or "",
+                                "".join(blocks[event["index"]]["json"]),
                             )
                     elif kind == "message_start":
-                        usage = event["message"].get("usage") or {}
-                        input_tokens = _input_tokens(usage)
-                        output_tokens = usage.get("output_tokens") or 0
+                        message = field(event, "message", dict, label) or {}
+                        usage = field(message, "usage", dict, label) or {}
+                        input_tokens = _input_tokens(usage, label)
+                        output_tokens = field(usage, "output_tokens", int, label) or 0
                     elif kind == "message_delta":
-                        stop_reason = event["delta"].get("stop_reason") or stop_reason
-                        usage = event.get("usage") or {}
-                        output_tokens = usage.get("output_tokens") or output_tokens
-                        input_tokens = _input_tokens(usage) or input_tokens
+                        delta = field(event, "delta", dict, label) or {}
+                        stop_reason = field(delta, "stop_reason", str, label) or stop_reason
+                        usage = field(event, "usage", dict, label) or {}
+                        output_tokens = field(usage, "output_tokens", int, label) or output_tokens
+                        input_tokens = _input_tokens(usage, label) or input_tokens
                     elif kind == "error":
                         raise self._stream_error(event.get("error", event))
         except ModelError:
             raise
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            failure: BaseException | None = malformed(label, exc)
         except Exception as exc:
-            raise self._error(exc) from None
+            failure = self._error(exc)
+        else:
+            failure = None
+        if failure is not None:
+            raise failure  # outside the handler: the SDK error (it holds the key) is not chained
         self._keep_thinking(blocks)
         yield TurnEnd(Usage(input_tokens, output_tokens), stop_reason)
 
@@ -261,6 +286,14 @@ class AnthropicClient(ModelClient):
         )
 
 
+def _sdk_client(**options: Any) -> Any:
+    """An ``AsyncAnthropic`` on the process's shared TLS context."""
+    import anthropic
+
+    http_client = anthropic.DefaultAsyncHttpxClient(verify=ssl_context())
+    return anthropic.AsyncAnthropic(http_client=http_client, **options)
+
+
 def _resolve_credentials(
     api_key: str | None, api_key_env: str | None, base_url: str | None, official: bool
 ) -> tuple[dict[str, str], str]:
@@ -285,10 +318,10 @@ def _resolve_credentials(
     return {}, "set ANTHROPIC_API_KEY to the server's key"
 
 
-def _input_tokens(usage: dict[str, Any]) -> int:
+def _input_tokens(usage: dict[str, Any], label: str) -> int:
     """Prompt tokens including the cached ones, which the API counts separately."""
     return sum(
-        usage.get(name) or 0
+        field(usage, name, int, label) or 0
         for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
 

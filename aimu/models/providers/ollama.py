@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -37,12 +38,15 @@ from aimu.models.errors import (
 )
 from aimu.models.providers._common import (
     PerLoop,
+    body_message,
     env,
     import_sdk,
     is_context_overflow,
     redact,
     root_cause,
+    ssl_context,
 )
+from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
 
 _REQUEST_FIELDS = ("think", "keep_alive", "format", "logprobs", "top_logprobs")
@@ -100,11 +104,9 @@ class OllamaClient(ModelClient):
         self.host = _parse_host(self._init["host"] or env("OLLAMA_HOST"))
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
-        self._sdk = sdk
+        self._timeout = stall_timeout(timeout)
         self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values())
-        self._clients = PerLoop(
-            lambda: sdk.AsyncClient(host=self.host, timeout=timeout, headers=headers)
-        )
+        self._clients = PerLoop(_sdk_client, host=self.host, timeout=timeout, headers=headers)
 
     @property
     def name(self) -> str:
@@ -134,73 +136,103 @@ class OllamaClient(ModelClient):
         splitter = ThinkSplitter()
         attempt = 0
         started = False
+        label = f"the Ollama server at {self.host}"
+        stall = Stall(self._timeout, label)
         while True:
             try:
-                parts = await self._clients.get().chat(**request)
-                async with contextlib.aclosing(parts):
-                    async for part in parts:
+                async with contextlib.AsyncExitStack() as stack:
+                    http = self._clients.get()._client
+                    opening = http.stream("POST", "/api/chat", json=request)
+                    response = await stall.wait(stack.enter_async_context(opening))
+                    if response.status_code >= 400:
+                        body = await stall.wait(response.aread())
+                        raise _Refused(response.status_code, _error_text(body))
+                    async for line in stall.each(response.aiter_lines()):
+                        if not line.strip():  # a keep-alive, not output
+                            continue
+                        part = json_object(line, label)
+                        if part.get("error"):
+                            raise _Refused(-1, _error_text(part["error"]))
                         started = True
-                        message = part.message
-                        if message.thinking:
-                            yield ThinkingDelta(message.thinking)
-                        if message.content:
-                            for event in splitter.feed(message.content):
+                        message = field(part, "message", dict, label) or {}
+                        thinking = field(message, "thinking", str, label)
+                        if thinking:
+                            stall.output()
+                            yield ThinkingDelta(thinking)
+                        content = field(message, "content", str, label)
+                        if content:
+                            stall.output()
+                            for event in splitter.feed(content):
                                 yield event
-                        for call in message.tool_calls or ():
+                        for call in field(message, "tool_calls", list, label) or ():
+                            stall.output()
+                            function = field(call, "function", dict, label) or {}
                             calls += 1
                             yield ToolCallRequest.from_json(
                                 f"call_{uuid.uuid4().hex[:24]}",
-                                call.function.name,
-                                dict(call.function.arguments or {}),
+                                field(function, "name", str, label) or "",
+                                field(function, "arguments", (dict, str), label),
                             )
-                        if part.done:
-                            usage = Usage(part.prompt_eval_count or 0, part.eval_count or 0)
-                            stop_reason = part.done_reason or stop_reason
+                        if part.get("done") is True:
+                            usage = Usage(
+                                field(part, "prompt_eval_count", int, label) or 0,
+                                field(part, "eval_count", int, label) or 0,
+                            )
+                            stop_reason = field(part, "done_reason", str, label) or stop_reason
                 break
-            except self._sdk.ResponseError as exc:
-                if started or exc.status_code not in _RETRIED or attempt >= self.max_retries:
-                    raise self._error(exc) from None
+            except _Refused as exc:
+                if started or exc.status not in _RETRIED or attempt >= self.max_retries:
+                    failure: BaseException | None = self._refusal(exc.status, exc.detail)
+                else:
+                    failure = None
+            except ModelError:
+                raise
+            except (TypeError, AttributeError, KeyError, IndexError) as exc:
+                failure = malformed(label, exc)
             except Exception as exc:
-                raise self._error(exc) from None
+                failure = self._error(exc)
+            if failure is not None:
+                raise failure  # outside the handler: nothing holding a header is chained
             await asyncio.sleep(min(self.retry_backoff * 2**attempt, 8.0))
             attempt += 1
         for event in splitter.flush():
             yield event
         yield TurnEnd(usage, "tool_calls" if calls else stop_reason)
 
+    def _refusal(self, status: int, detail: str) -> ModelError:
+        """What an HTTP error status (or ``-1``: an error line in the stream) becomes."""
+        detail = redact(detail, self._secrets)
+        said = f": {detail}" if detail else ""
+        if status in (401, 403):
+            return AuthenticationError(
+                f"the Ollama server at {self.host} refused the credentials (HTTP {status}); "
+                "set OLLAMA_API_KEY to a valid key"
+            )
+        if status == 404:
+            return ModelNotFoundError(
+                f"the Ollama server at {self.host} has no model {self.model!r}{said}; "
+                f"run `ollama pull {self.model}`"
+            )
+        if is_context_overflow(detail):
+            return ContextOverflowError(
+                f"the conversation no longer fits {self.model!r}'s context window{said}; "
+                "start a new conversation (agent.reset()) or raise num_ctx="
+            )
+        if status == 429:
+            return RateLimitError(
+                f"the Ollama server at {self.host} is rate-limiting requests (HTTP 429) "
+                f"and the retries ran out{said}"
+            )
+        if status < 0:
+            return ModelError(f"Ollama reported an error while answering{said}")
+        if status >= 500:
+            return ModelError(
+                f"the Ollama server at {self.host} failed (HTTP {status}) and the retries "
+                f"ran out{said}"
+            )
+        return ModelError(f"the Ollama server at {self.host} rejected the request{said}")
+
     def _error(self, exc: Exception) -> BaseException:
-        if isinstance(exc, self._sdk.ResponseError):
-            status = exc.status_code
-            detail = redact(str(exc.error), self._secrets)
-            said = f": {detail}" if detail else ""
-            if status in (401, 403):
-                return AuthenticationError(
-                    f"the Ollama server at {self.host} refused the credentials (HTTP {status}); "
-                    "set OLLAMA_API_KEY to a valid key"
-                )
-            if status == 404:
-                return ModelNotFoundError(
-                    f"the Ollama server at {self.host} has no model {self.model!r}{said}; "
-                    f"run `ollama pull {self.model}`"
-                )
-            if is_context_overflow(detail):
-                return ContextOverflowError(
-                    f"the conversation no longer fits {self.model!r}'s context window{said}; "
-                    "start a new conversation (agent.reset()) or raise num_ctx="
-                )
-            if status == 429:
-                return RateLimitError(
-                    f"the Ollama server at {self.host} is rate-limiting requests (HTTP 429) "
-                    f"and the retries ran out{said}"
-                )
-            if status < 0:
-                return ModelError(f"Ollama reported an error while answering{said}")
-            if status >= 500:
-                return ModelError(
-                    f"the Ollama server at {self.host} failed (HTTP {status}) and the retries "
-                    f"ran out{said}"
-                )
-            return ModelError(f"the Ollama server at {self.host} rejected the request{said}")
         if isinstance(exc, ConnectionError | OSError) or type(exc).__module__.startswith("http"):
             cause = redact(root_cause(exc), self._secrets)
             return ModelConnectionError(
@@ -208,6 +240,34 @@ class OllamaClient(ModelClient):
                 "Set OLLAMA_HOST or host= if it listens elsewhere"
             )
         return exc
+
+
+class _Refused(Exception):
+    """An HTTP error status or an error line from the server, before it is translated."""
+
+    def __init__(self, status: int, detail: str):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def _error_text(body: Any) -> str:
+    """The message in an error body (raw bytes, JSON text, or an already decoded value)."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return body.strip()
+    return body_message(body)
+
+
+def _sdk_client(**options: Any) -> Any:
+    """An ollama ``AsyncClient`` on the process's shared TLS context."""
+    import ollama
+
+    return ollama.AsyncClient(verify=ssl_context(), **options)
 
 
 def _wire_message(message: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ never travels to a third party by accident. ``max_retries`` and ``timeout`` conf
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -39,9 +40,11 @@ from aimu.models.providers._common import (
     overflow_message,
     redact,
     split_request_options,
+    ssl_context,
     stainless_error,
 )
 from aimu.models.providers._sse import sse_events
+from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
 
 OFFICIAL_URL = "https://api.openai.com/v1"
@@ -97,7 +100,8 @@ class OpenAIClient(ModelClient):
         if default_headers:
             options["default_headers"] = default_headers
         self._sdk = sdk
-        self._clients = PerLoop(lambda: sdk.AsyncOpenAI(api_key=key or _NO_KEY, **options))
+        self._timeout = stall_timeout(timeout)
+        self._clients = PerLoop(_sdk_client, api_key=key or _NO_KEY, **options)
 
     @property
     def name(self) -> str:
@@ -125,38 +129,59 @@ class OpenAIClient(ModelClient):
         finish = "stop"
         splitter = ThinkSplitter()
         client = self._clients.get()
+        label = self._label
+        stall = Stall(self._timeout, label)
         try:
-            async with client.chat.completions.with_streaming_response.create(
-                **request
-            ) as response:
-                async for kind, data in sse_events(response.iter_lines()):
-                    if data == "[DONE]":
-                        break
-                    chunk = json.loads(data)
+            async with contextlib.AsyncExitStack() as stack:
+                opening = client.chat.completions.with_streaming_response.create(
+                    **_as_sent(request)
+                )
+                response = await stall.wait(stack.enter_async_context(opening))
+                done = False
+                async for kind, data in sse_events(stall.each(response.iter_lines())):
+                    if done or data == "[DONE]":
+                        done = True  # read on to the end, so the connection can be reused
+                        continue
+                    chunk = json_object(data, label)
                     if kind == "error" or chunk.get("error"):
                         raise self._stream_error(chunk.get("error", chunk))
-                    if chunk.get("usage"):
+                    counts = field(chunk, "usage", dict, label)
+                    if counts:
                         usage = Usage(
-                            chunk["usage"].get("prompt_tokens") or 0,
-                            chunk["usage"].get("completion_tokens") or 0,
+                            field(counts, "prompt_tokens", int, label) or 0,
+                            field(counts, "completion_tokens", int, label) or 0,
                         )
-                    choices = chunk.get("choices")
+                    choices = field(chunk, "choices", list, label)
                     if not choices:
                         continue
-                    finish = choices[0].get("finish_reason") or finish
-                    delta = choices[0].get("delta") or {}
-                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                    if isinstance(reasoning, str) and reasoning:
+                    choice = choices[0]
+                    finish = field(choice, "finish_reason", str, label) or finish
+                    delta = field(choice, "delta", dict, label) or {}
+                    reasoning = field(delta, "reasoning_content", str, label) or field(
+                        delta, "reasoning", str, label
+                    )
+                    if reasoning:
+                        stall.output()
                         yield ThinkingDelta(reasoning)
-                    if delta.get("content"):
-                        for event in splitter.feed(delta["content"]):
+                    content = field(delta, "content", str, label)
+                    if content:
+                        stall.output()
+                        for event in splitter.feed(content):
                             yield event
-                    if delta.get("tool_calls"):
-                        _accumulate(calls, delta["tool_calls"])
+                    fragments = field(delta, "tool_calls", list, label)
+                    if fragments:
+                        stall.output()
+                        _accumulate(calls, fragments, label)
         except ModelError:
             raise
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            failure: BaseException | None = malformed(label, exc)
         except Exception as exc:
-            raise self._error(exc) from None
+            failure = self._error(exc)
+        else:
+            failure = None
+        if failure is not None:
+            raise failure  # outside the handler: the SDK error (it holds the key) is not chained
         for event in splitter.flush():
             yield event
         for slot in sorted(calls.values(), key=lambda s: s["order"]):
@@ -184,6 +209,28 @@ class OpenAIClient(ModelClient):
             key_hint=self._key_hint,
             secrets=self._secrets,
         )
+
+
+def _sdk_client(**options: Any) -> Any:
+    """An ``AsyncOpenAI`` on the process's shared TLS context."""
+    import openai
+
+    http_client = openai.DefaultAsyncHttpxClient(verify=ssl_context())
+    return openai.AsyncOpenAI(http_client=http_client, **options)
+
+
+def _as_sent(request: dict[str, Any]) -> dict[str, Any]:
+    """SDK arguments that send ``request``'s messages and tools exactly as built.
+
+    They are already wire-shaped; handing them over in ``extra_body``, which the SDK merges
+    into the JSON body unchanged, skips its typed-dict conversion (about half a millisecond a
+    call, as much as the rest of the turn).
+    """
+    heavy = {name: request[name] for name in ("messages", "tools") if name in request}
+    arguments = {name: value for name, value in request.items() if name not in heavy}
+    arguments["messages"] = []
+    arguments["extra_body"] = {**heavy, **(request.get("extra_body") or {})}
+    return arguments
 
 
 def _create_method() -> Any:
@@ -242,11 +289,11 @@ def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _accumulate(calls: dict[int, dict[str, Any]], deltas: list[dict[str, Any]]) -> None:
+def _accumulate(calls: dict[int, dict[str, Any]], deltas: list[Any], label: str) -> None:
     """Fold streamed tool-call fragments into complete calls, keyed by their index."""
     for delta in deltas:
-        index = delta.get("index")
-        call_id = delta.get("id")
+        index = field(delta, "index", int, label)
+        call_id = field(delta, "id", str, label)
         if index is None:  # some servers omit the index: a new id starts a new call
             known = {slot["id"]: i for i, slot in calls.items()}
             if call_id and call_id not in known:
@@ -258,12 +305,15 @@ def _accumulate(calls: dict[int, dict[str, Any]], deltas: list[dict[str, Any]]) 
             slot = calls[index] = {"id": "", "name": "", "arguments": [], "order": len(calls)}
         if call_id:
             slot["id"] = call_id
-        function = delta.get("function") or {}
-        name = function.get("name")
+        function = field(delta, "function", dict, label) or {}
+        name = field(function, "name", str, label)
         if name and name != slot["name"]:
             slot["name"] += name
-        if function.get("arguments"):
-            slot["arguments"].append(function["arguments"])
+        arguments = field(function, "arguments", (str, dict), label)
+        if isinstance(arguments, dict):  # a server that sends the decoded object
+            arguments = json.dumps(arguments)
+        if arguments:
+            slot["arguments"].append(arguments)
 
 
 def from_spec(model: str = "", **options: Any) -> OpenAIClient:

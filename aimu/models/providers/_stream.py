@@ -1,0 +1,125 @@
+"""Reading a provider's stream: the stall deadline, and data of the wrong shape.
+
+A stream that produces no output — no text, thinking or tool-call delta — for ``timeout``
+seconds is ended with a :class:`ModelConnectionError`; keep-alive comments, pings and empty
+chunks reach the reader but are not output, so they do not hold a run. What a server sends is
+checked where it is used, and anything of the wrong shape becomes a :class:`ModelError` naming
+the field, never a raw ``TypeError`` or ``KeyError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
+
+from aimu.models.errors import ModelConnectionError, ModelError
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 120.0
+
+
+class MalformedStreamError(ModelError):
+    """The server sent a stream event of a shape the provider's protocol does not allow."""
+
+
+def stall_timeout(timeout: float | None) -> float:
+    """The stall timeout a client was given, checked (``None``: the default, 120 s)."""
+    if timeout is None:
+        return DEFAULT_TIMEOUT
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ValueError(f"timeout must be a number of seconds > 0, not {timeout!r}")
+    return float(timeout) if math.isfinite(timeout) else math.inf
+
+
+class Stall:
+    """The deadline of one stream: ``timeout`` seconds after the request or the last output."""
+
+    def __init__(self, timeout: float, label: str):
+        self.timeout = timeout
+        self.label = label
+        self._loop = asyncio.get_running_loop()
+        self._deadline = self._loop.time() + timeout
+
+    def output(self) -> None:
+        """The stream produced output: the deadline moves on."""
+        self._deadline = self._loop.time() + self.timeout
+
+    async def wait(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable`` (the request, one read) unless the deadline passes first."""
+        if self.timeout == math.inf:
+            return await awaitable
+        try:
+            async with asyncio.timeout_at(self._deadline) as scope:
+                return await awaitable
+        except TimeoutError:
+            if scope.expired():
+                raise self.error() from None
+            raise
+
+    async def each(self, source: AsyncIterator[T]) -> AsyncIterator[T]:
+        """The items of ``source``, each read under the deadline."""
+        iterator = aiter(source)
+        while True:
+            try:
+                item = await self.wait(anext(iterator))
+            except StopAsyncIteration:
+                return
+            yield item
+
+    def error(self) -> ModelConnectionError:
+        return ModelConnectionError(
+            f"{self.label} sent no output for {self.timeout:g} s, so the answer was abandoned; "
+            "try again, or pass a longer timeout= when building the client"
+        )
+
+
+def json_object(data: str, label: str) -> dict[str, Any]:
+    """One stream event's data decoded as a JSON object."""
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise MalformedStreamError(
+            f"{label} sent a stream event that is not JSON ({exc}): {_excerpt(data)}"
+        ) from None
+    if not isinstance(value, dict):
+        raise MalformedStreamError(
+            f"{label} sent a stream event that is not a JSON object: {_excerpt(data)}"
+        )
+    return value
+
+
+def field(container: Any, name: str, kind: type | tuple[type, ...], label: str) -> Any:
+    """``container[name]`` when it is of ``kind``; ``None`` when missing or null.
+
+    ``container`` must be a JSON object (or ``None``, read as empty).
+    """
+    if container is None:
+        return None
+    if not isinstance(container, dict):
+        raise MalformedStreamError(
+            f"{label} sent a stream event with a {type(container).__name__} where an object "
+            f"with {name!r} belongs: {_excerpt(json.dumps(container, default=str))}"
+        )
+    value = container.get(name)
+    if value is None or isinstance(value, kind):
+        return value
+    names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+    raise MalformedStreamError(
+        f"{label} sent a stream event whose {name!r} is {type(value).__name__}, not {names}: "
+        f"{_excerpt(json.dumps(container, default=str))}"
+    )
+
+
+def malformed(label: str, exc: Exception) -> MalformedStreamError:
+    """What a shape the reader did not expect (a missing key, a wrong type) becomes."""
+    return MalformedStreamError(
+        f"{label} sent a stream event of an unexpected shape ({type(exc).__name__}: {exc})"
+    )
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

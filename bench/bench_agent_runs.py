@@ -1,0 +1,223 @@
+"""Repeated sync agent runs from plain Python: ours vs aimu 0.38 vs two raw SDK calls.
+
+One run = model call -> tool ``add`` -> model call, against an OpenAI Chat Completions
+wire-format server in another process (``provider_wire.py openai-agent``), so no model time is
+involved and what is left is what the library adds per run: the event loop, the SDK client, its
+TLS context and connections, the agent loop. Measured, each in its own process, rounds
+interleaved, all in the same run:
+
+- ours and aimu 0.38 (bench/.venvs/aimu038, created under a lock if missing), with a new
+  ``Agent`` per run on one client, and with one ``Agent`` reused (reset between runs);
+- the floor: two streamed ``chat.completions.create`` calls on one reused sync ``openai.OpenAI``.
+
+    .venv/bin/python bench/bench_agent_runs.py [--runs 300] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WIRE = ROOT / "tests" / "providers" / "provider_wire.py"
+PEER = ROOT / "bench" / ".venvs" / "aimu038"
+PEER_PYTHON = PEER / "bin" / "python"
+WARMUP = 20
+
+TOOL = '''
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first
+        b: second
+    """
+    return a + b
+'''
+
+TIMER = """
+def measure(run_once):
+    times = []
+    for i in range(runs + WARMUP):
+        start = time.perf_counter()
+        answer = run_once()
+        if i >= WARMUP:
+            times.append(time.perf_counter() - start)
+    assert "42" in answer, answer
+    return times
+"""
+
+OURS = (
+    """
+import json, sys, time
+import aimu
+from aimu import tool
+mode, url, runs, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+"""
+    + TOOL
+    + TIMER
+    + """
+client = aimu.client(f"openai:wire-model@{url}/v1")
+reused = aimu.Agent(client, system_message="Be brief.", tools=[add])
+
+def new_agent():
+    return aimu.Agent(client, system_message="Be brief.", tools=[add]).run("What is 40 + 2?")
+
+def reused_agent():
+    reused.reset()
+    return reused.run("What is 40 + 2?")
+
+print(json.dumps(measure(new_agent if mode == "new" else reused_agent)))
+"""
+)
+
+PEER_RUNS = (
+    """
+import json, sys, time
+import aimu
+from aimu.agents import Agent
+from aimu.tools import tool
+mode, url, runs, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+"""
+    + TOOL
+    + TIMER
+    + """
+client = aimu.client(f"openai-compat:wire-model@{url}/v1")
+reused = Agent(client, system_message="Be brief.", tools=[add])
+
+def new_agent():
+    return Agent(client, system_message="Be brief.", tools=[add]).run("What is 40 + 2?")
+
+def reused_agent():
+    return reused.run("What is 40 + 2?")
+
+print(json.dumps(measure(new_agent if mode == "new" else reused_agent)))
+"""
+)
+
+FLOOR = (
+    """
+import json, sys, time
+import openai
+mode, url, runs, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+"""
+    + TIMER
+    + """
+client = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-bench")
+spec = {"type": "function", "function": {"name": "add", "description": "Add.", "parameters": {
+    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+    "required": ["a", "b"]}}}
+first = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "40 + 2?"}]
+second = first + [
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+     "function": {"name": "add", "arguments": '{"a": 40, "b": 2}'}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "42"}]
+
+def two_calls():
+    text = ""
+    for messages in (first, second):
+        for chunk in client.chat.completions.create(model="wire-model", messages=messages,
+                                                    tools=[spec], stream=True):
+            if chunk.choices and chunk.choices[0].delta.content:
+                text += chunk.choices[0].delta.content
+    return text
+
+print(json.dumps(measure(two_calls)))
+"""
+)
+
+
+def ensure_peer() -> None:
+    """Create the aimu 0.38 venv (with its openai extra) unless it exists; under a lock."""
+    lock = PEER.parent / "aimu038.lock"
+    PEER.parent.mkdir(parents=True, exist_ok=True)
+    script = (
+        f'if ! "{PEER_PYTHON}" -I -c "import aimu, openai" 2>/dev/null; then '
+        f'python3 -m venv "{PEER}" && "{PEER / "bin" / "pip"}" install -q '
+        f'"aimu[openai-compat]==0.38.0"; fi'
+    )
+    subprocess.run(["flock", str(lock), "-c", script], check=True)
+
+
+def run(python: str, code: str, *args: str, ours: bool = False) -> list[float]:
+    """Run ``code`` in its own process: ours imports this tree, the peer only its venv."""
+    if ours:
+        command = [python, "-c", code, *args]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    else:
+        command = [python, "-I", "-c", code, *args]
+        env = None
+    out = subprocess.run(command, capture_output=True, text=True, cwd="/tmp", env=env)
+    if out.returncode:
+        raise SystemExit(f"{python} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def median_ms(times: list[float]) -> float:
+    return statistics.median(times) * 1000
+
+
+def summary(times: list[float]) -> str:
+    ms = sorted(t * 1000 for t in times)
+    p90 = ms[int(len(ms) * 0.9)]
+    return (
+        f"median {statistics.median(ms):7.2f} ms  mean {statistics.fmean(ms):7.2f}  p90 {p90:7.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    ensure_peer()
+    wire = subprocess.Popen(
+        [sys.executable, str(WIRE), "openai-agent"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    url = wire.stdout.readline().strip()
+    counts = (str(args.runs), str(WARMUP))
+    rows: dict[str, list[float]] = {
+        name: [] for name in ("ours new", "peer new", "ours reused", "peer reused", "floor")
+    }
+    try:
+        for _ in range(args.rounds):
+            for mode in ("new", "reused"):
+                rows[f"ours {mode}"] += run(sys.executable, OURS, mode, url, *counts, ours=True)
+                rows[f"peer {mode}"] += run(str(PEER_PYTHON), PEER_RUNS, mode, url, *counts)
+            rows["floor"] += run(sys.executable, FLOOR, "floor", url, *counts, ours=True)
+    finally:
+        wire.terminate()
+        wire.wait()
+    print(
+        f"One-tool-call sync agent run (model -> tool -> model), {args.runs} runs x "
+        f"{args.rounds} rounds, wire server in another process"
+    )
+    labels = {
+        "ours new": "ours, new Agent per run",
+        "peer new": "aimu 0.38, new Agent per run",
+        "ours reused": "ours, one Agent reused",
+        "peer reused": "aimu 0.38, one Agent reused",
+        "floor": "floor: 2 raw SDK calls",
+    }
+    for key, label in labels.items():
+        print(f"  {label:30} {summary(rows[key])}")
+    floor = median_ms(rows["floor"])
+    for mode in ("new", "reused"):
+        ours, peer = median_ms(rows[f"ours {mode}"]), median_ms(rows[f"peer {mode}"])
+        print(
+            f"  {mode:6}: aimu 0.38 / ours = {peer / ours:5.2f}x   "
+            f"ours - floor = {ours - floor:+6.2f} ms   ours / floor = {ours / floor:5.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
