@@ -30,7 +30,7 @@ def make_memory_tools(store: MemoryStore) -> list[Callable]:
     """
     _check_store(store)
 
-    @tool
+    @tool(read_only=False)
     def store_memory(content: str) -> str:
         """Save a fact or note to long-term memory so it can be found in later conversations.
 
@@ -49,7 +49,7 @@ def make_memory_tools(store: MemoryStore) -> list[Callable]:
         store.store(content)
         return "Stored."
 
-    @tool
+    @tool(read_only=True)
     def search_memories(query: str, n_results: int = 5) -> str:
         """Search long-term memory; returns the best-matching memories, best first.
 
@@ -64,7 +64,7 @@ def make_memory_tools(store: MemoryStore) -> list[Callable]:
             return "No memories match." if len(store) else "Memory is empty."
         return "\n".join(f"{i}. {_preview(text)}" for i, text in enumerate(found, 1))
 
-    @tool
+    @tool(read_only=True)
     def list_memories(offset: int = 0, limit: int = 50) -> str:
         """List what long-term memory holds, a page at a time.
 
@@ -100,7 +100,7 @@ def make_retrieval_tool(store: MemoryStore, *, n_results: int = 5) -> Callable:
     if isinstance(n_results, bool) or not isinstance(n_results, int) or n_results < 1:
         raise ValueError(f"n_results must be an int >= 1, not {n_results!r}")
 
-    @tool
+    @tool(read_only=True)
     def retrieve_context(query: str) -> str:
         """Find passages in the knowledge base relevant to a question, with their sources.
 
