@@ -215,11 +215,23 @@ def _forward(item: Any, last: Any, call: ToolCallRequest, emit: Emit) -> Any:
     return item
 
 
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
+_MAX_NESTING = 32
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON data for an event; nesting past a limit (or a container that
+    holds itself) is cut off as ``"…"``."""
+    if value is None or isinstance(value, str | float | bool):
         return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= 64 else f"(an integer of {value.bit_length()} bits)"
+    if depth >= _MAX_NESTING:
+        return "…"
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return str(value)
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
+    try:
+        return str(value)
+    except Exception:
+        return f"({type(value).__name__})"
