@@ -21,9 +21,10 @@ _PREVIEW_CHARS = 500
 def make_memory_tools(store: MemoryStore) -> list[Callable]:
     """Build ``store_memory``, ``search_memories`` and ``list_memories`` bound to ``store``.
 
-    ``store`` is any :class:`~aimu.memory.MemoryStore`: a
+    ``store`` is any :class:`~aimu.memory.MemoryStore` — a
     :class:`~aimu.memory.SemanticMemoryStore` (search by meaning), a
-    :class:`~aimu.memory.DocumentStore` (search by words) or your own::
+    :class:`~aimu.memory.DocumentStore` (search by words) — or any object of your own with
+    ``store``, ``search`` and ``list_all`` methods::
 
         store = SemanticMemoryStore(persist_path="./.memory")
         agent = Agent(client, tools=make_memory_tools(store))
@@ -61,7 +62,7 @@ def make_memory_tools(store: MemoryStore) -> list[Callable]:
             return "Give a query: the words or topic to search for."
         found = store.search(query, n_results=max(1, min(n_results, MAX_RESULTS)))
         if not found:
-            return "No memories match." if len(store) else "Memory is empty."
+            return "No memories match." if store.list_all() else "Memory is empty."
         return "\n".join(f"{i}. {_preview(text)}" for i, text in enumerate(found, 1))
 
     @tool(read_only=True)
