@@ -234,6 +234,12 @@ def rerank(
 def _scorer(model: Any) -> Callable[[str, list[str]], Sequence[float]]:
     if model is None:
         return _cosine
+    if isinstance(model, str):
+        raise TypeError(
+            f"model must be a loaded model, not the name {model!r}: nothing is downloaded at run "
+            "time; pass sentence_transformers.CrossEncoder(<local path>), or None for the "
+            "bundled embedding model"
+        )
     predict = getattr(model, "predict", None)
     if callable(predict):
         return lambda query, texts: predict([(query, text) for text in texts])

@@ -45,7 +45,7 @@ def test_search_ranks_documents_matching_more_words_first(docs):
 
 def test_edit_replaces_the_one_occurrence_and_refuses_ambiguity_naming_the_count(docs):
     docs.write("/a.md", "one two one two one")
-    with pytest.raises(ValueError, match="'one' occurs 3 times in '/a.md'"):
+    with pytest.raises(ValueError, match=r"'one' occurs 3 times in '/a\.md'"):
         docs.edit("/a.md", "one", "three")
     assert docs.read("/a.md") == "one two one two one"
     docs.edit("/a.md", "one two one two", "1 2 1 2")
