@@ -24,6 +24,13 @@ for t in ops:
 """
 
 
+SEND = (
+    "sent = []\n"
+    "def send(to: str) -> str:\n    'Send a message.'\n    sent.append(to)\n    return 'sent'\n"
+    "%tool --ask send\n"
+)
+
+
 def panel_titles(result) -> list[str]:
     return [
         m["content"]["data"]["state"]["value"]
@@ -67,11 +74,7 @@ def test_a_read_only_builtin_in_a_variable_runs_without_asking(kernel, tmp_path)
 
 
 def test_percent_tool_ask_is_recorded_on_the_function_and_survives_redefinition(kernel):
-    kernel.ok(
-        "sent = []\n"
-        "def send(to: str) -> str:\n    'Send a message.'\n    sent.append(to)\n    return 'sent'\n"
-        "%tool --ask send\n"
-    )
+    kernel.ok(SEND)
     assert kernel.value("send.__tool_read_only__") is False
     kernel.ok(
         "def send(to: str) -> str:\n    'Send, redefined.'\n    sent.append(to)\n"
@@ -87,10 +90,9 @@ def test_percent_tool_ask_is_recorded_on_the_function_and_survives_redefinition(
 
 def test_mcp_and_percent_tool_ask_functions_ask_inside_a_spawned_sub_agent(kernel):
     kernel.ok(
-        MCP_SERVER + "sent = []\n"
-        "def send(to: str) -> str:\n    'Send a message.'\n    sent.append(to)\n    return 'sent'\n"
-        "%tool --ask send\n"
-        "child = ScriptedClient([reply(tool_calls=[call('restart', service='db'),"
+        MCP_SERVER
+        + SEND
+        + "child = ScriptedClient([reply(tool_calls=[call('restart', service='db'),"
         " call('send', to='bob')]), 'child done'])\n"
         "spawn = make_subagent_tool(child, tools=[*ops, send])\n"
         "m = ScriptedClient([call('spawn_subagent', task='fix it'), 'parent done'])"
