@@ -142,3 +142,14 @@ def test_a_write_tool_asks_in_a_sub_agent_two_levels_down(kernel, tmp_path):
     assert len(titles) == 4
     assert "write_file" in titles[-1]
     assert titles[-1].count("subagent@") == 3  # the great-grandchild names its whole lineage
+
+
+def test_the_notebook_tools_only_read_and_the_python_tool_executes():
+    from types import SimpleNamespace
+
+    from aimu_jupyter.notebook_tools import make_notebook_tools
+    from aimu_jupyter.toolbox import make_kernel_python_tool
+
+    readers = make_notebook_tools(SimpleNamespace(user_ns={}))
+    assert [t.__tool_read_only__ for t in readers] == [True, True, True]
+    assert make_kernel_python_tool({}, []).__tool_read_only__ is False
