@@ -1,56 +1,25 @@
 """The notebook's approval policy: which calls ask, who answers, and what is recorded.
 
-Reading tools and the user's own ``%tool`` functions run freely; tools that write, execute,
-submit or spawn ask. Interactively the question is an inline panel (:mod:`._panel`);
-headless (nbclient, papermill, CI) or when no answer comes in time, the declared policy
-decides: ``--approve``, else ``AIMU_APPROVAL`` (``auto`` or ``deny``), else deny.
+Whether a call asks is decided from the tool itself (``__tool_read_only__``, see
+:func:`aimu.tools.approval.read_only`), never from its name or the route it took into
+``--tools``: tools that write, execute, submit or spawn (``False``, which ``%tool --ask``
+also records) ask; reading tools and undeclared functions run freely. The same gate serves
+the run's agent and every sub-agent it spawns, at any depth. Interactively the question is
+an inline panel (:mod:`.panel`); headless (nbclient, papermill, CI) or when no answer comes
+in time, the declared policy decides: ``--approve``, else ``AIMU_APPROVAL`` (``auto`` or
+``deny``), else deny.
 """
 
 from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aimu.tools.approval import Denied
+from aimu.tools.approval import Denied, read_only
 
 MODES = ("auto", "ask", "deny")
-
-#: Built-in tools that only read; every other built-in asks before it runs.
-READING_BUILTINS = frozenset(
-    {
-        "get_weather",
-        "get_web_content",
-        "get_webpage",
-        "get_webpage_html",
-        "web_search",
-        "wikipedia",
-        "find_forms",
-        "list_directory",
-        "read_file",
-        "calculate",
-        "get_current_date_and_time",
-        "convert_time",
-        "echo",
-    }
-)
-
-#: Built-in tools that write, execute, submit or spawn: they ask wherever they are called,
-#: including from a sub-agent whose tools the run's own list does not name.
-ASKING_BUILTINS = frozenset(
-    {
-        "execute_python",
-        "execute_python_in_process",
-        "python",
-        "run_command",
-        "write_file",
-        "edit_file",
-        "submit_form",
-        "submit_json",
-        "spawn_subagent",
-    }
-)
 
 HEADLESS_REASON = "no one is there to approve it (headless run); denied by the notebook's policy"
 DENY_REASON = "the notebook refuses this kind of call (--approve deny)"
@@ -72,8 +41,8 @@ def headless_verdict(mode: str | None) -> str:
 class NotebookPolicy:
     """An approval policy (``policy(name, arguments)``) for one ``%%agent`` run.
 
-    ``free`` names the tools that run without asking, ``mode`` is ``None`` (the notebook
-    default), ``"auto"``, ``"ask"`` or ``"deny"``; ``ask`` shows the panel and returns
+    ``mode`` is ``None`` (the notebook default: tools declared as writing ask), ``"auto"``,
+    ``"ask"`` (every call asks) or ``"deny"``; ``ask`` shows the panel and returns
     ``("approve" | "deny" | "always" | "timeout", reason)``, or is ``None`` when no one can
     answer (headless). ``always_allowed`` is the conversation's "Always allow" set, shared
     across its runs. Who decided each call is kept for the record (:meth:`decided_by`).
@@ -81,7 +50,6 @@ class NotebookPolicy:
 
     def __init__(
         self,
-        free: Iterable[str],
         *,
         mode: str | None = None,
         ask: Ask | None = None,
@@ -89,17 +57,16 @@ class NotebookPolicy:
     ):
         if mode is not None and mode not in MODES:
             raise ValueError(f"approval mode must be one of {', '.join(MODES)}, not {mode!r}")
-        self.free = frozenset(free)
         self.mode = mode
         self.ask = ask
         self.always_allowed = always_allowed if always_allowed is not None else set()
         self._sources: deque[tuple[str, str]] = deque()
 
-    def requires_approval(self, tool_name: str, arguments: dict[str, Any]) -> bool:
-        """Whether this call is put to the policy (and its decision recorded)."""
-        if self.mode == "ask":
-            return tool_name not in self.always_allowed
-        return tool_name not in self.free and tool_name not in self.always_allowed
+    def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
+        """Whether this call of ``tool`` is put to the policy (and its decision recorded)."""
+        if tool_name in self.always_allowed:
+            return False
+        return self.mode == "ask" or read_only(tool) is False
 
     async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
         return await self.decide(tool_name, arguments)
@@ -150,21 +117,19 @@ class NotebookPolicy:
 
 
 class AgentPolicy:
-    """A :class:`NotebookPolicy` bound to one sub-agent, so its panel says who asks."""
+    """A :class:`NotebookPolicy` bound to one sub-agent: the same gate, and its panel says
+    which sub-agent asks."""
 
     def __init__(self, policy: NotebookPolicy, agent_name: str):
         self.policy = policy
         self.agent_name = agent_name
 
-    def requires_approval(self, tool_name: str, arguments: dict[str, Any]) -> bool:
-        """A sub-agent's own tools are not in the run's list: built-ins that write, execute,
-        submit or spawn ask, as they would in the parent; its other tools run."""
-        policy = self.policy
-        if tool_name in policy.always_allowed:
-            return False
-        if policy.mode == "ask":
-            return True
-        return tool_name in ASKING_BUILTINS and tool_name not in policy.free
+    def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
+        return self.policy.requires_approval(tool_name, arguments, tool)
+
+    def for_agent(self, agent_name: str) -> AgentPolicy:
+        """The gate for a sub-agent this sub-agent spawns."""
+        return self.policy.for_agent(agent_name)
 
     async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
         return await self.policy.decide(tool_name, arguments, self.agent_name)

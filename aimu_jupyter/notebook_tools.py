@@ -33,7 +33,7 @@ def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
             and not isinstance(value, types.ModuleType)
         }
 
-    @tool
+    @tool(read_only=True)
     def list_variables() -> str:
         """List the notebook's variables with their types and sizes.
 
@@ -46,7 +46,7 @@ def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
         ]
         return "\n".join(lines) if lines else "The notebook has no variables yet."
 
-    @tool
+    @tool(read_only=True)
     def describe_variable(name: str) -> str:
         """Describe one notebook variable in detail.
 
@@ -67,7 +67,7 @@ def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
         text = f"{name}: {_type_name(value)}{_size(value)}\n{_details(value)}"
         return _cap(_redact(text, shell.user_ns))
 
-    @tool
+    @tool(read_only=True)
     def read_cells(count: int = 5) -> str:
         """Read the most recent notebook cells: each input and, when it had one, its output.
 

@@ -71,7 +71,6 @@ async def run(
     conversation = session.conversation(name, new)
     panels = _panels(session, settings) if display else None
     policy = custom or NotebookPolicy(
-        toolset.free,
         mode=mode,
         ask=panels.ask if panels is not None else None,
         always_allowed=conversation.always_allowed,

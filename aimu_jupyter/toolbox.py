@@ -3,7 +3,9 @@
 An item of ``--tools`` is a built-in group (``web``, ``fs``, ``compute``, ``time``, ``misc``,
 ``all``), ``python`` (code in the notebook's own namespace), ``notebook`` (variables and
 cells), a ``%tool``-registered name, or a notebook variable holding an MCP client, a tool,
-or a list of tools. Each resolved tool is tagged free (runs without asking) or gated.
+or a list of tools. Whether a tool asks before it runs is the tool's own flag
+(``__tool_read_only__``), read by the notebook's policy; ``%tool --ask`` records ``False``
+on the function. Nothing here decides it from a name or from where a tool came from.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from aimu.tools.approval import read_only
 from aimu.tools.results import ToolResult
-from aimu_jupyter.approval import READING_BUILTINS
 
 BUILTIN_GROUPS = ("web", "fs", "compute", "time", "misc", "all")
 NOTEBOOK_GROUPS = ("python", "notebook")
@@ -42,14 +44,13 @@ Args:
 
 @dataclass
 class Toolset:
-    """The tools of one run, the names among them that run without asking, and those whose
-    synchronous calls run in a worker thread (built-in and MCP tools) rather than inline."""
+    """The tools of one run, and the names of those whose synchronous calls run in a worker
+    thread (built-in and MCP tools) rather than inline."""
 
     tools: list[Callable] = field(default_factory=list)
-    free: set[str] = field(default_factory=set)
     threaded: set[str] = field(default_factory=set)
 
-    def add(self, fn: Callable, free: bool, threaded: bool = False) -> None:
+    def add(self, fn: Callable, threaded: bool = False) -> None:
         name = tool_name(fn)
         for existing in self.tools:
             if tool_name(existing) == name:
@@ -60,8 +61,6 @@ class Toolset:
                     "or rename it with @aimu.tool(name=...)"
                 )
         self.tools.append(fn)
-        if free:
-            self.free.add(name)
         if threaded:
             self.threaded.add(name)
 
@@ -167,14 +166,16 @@ class ToolRegistry:
     """The notebook functions registered with ``%tool``, by variable name.
 
     Functions are looked up again at every run, so redefining ``f`` in a later cell makes
-    the agent use the new ``f``; ``asks`` holds the names registered with ``--ask``.
+    the agent use the new ``f``. ``names`` maps each name to whether it was registered with
+    ``--ask``; such a function gets ``__tool_read_only__ = False`` (it asks), and so does
+    each redefinition of it.
     """
 
     def __init__(self) -> None:
         self.names: dict[str, bool] = {}
 
     def register(self, user_ns: dict[str, Any], names: list[str], ask: bool) -> list[Callable]:
-        tools = [self._tool(user_ns, name) for name in names]
+        tools = [self._tool(user_ns, name, ask) for name in names]
         for name in names:
             self.names[name] = ask
         return tools
@@ -190,16 +191,20 @@ class ToolRegistry:
             del self.names[name]
 
     def resolve(self, user_ns: dict[str, Any]) -> list[tuple[Callable, bool]]:
-        """``(tool, ask)`` for every registered name, as currently defined."""
-        return [(self._tool(user_ns, name), ask) for name, ask in self.names.items()]
+        """``(tool, asks)`` for every registered name, as currently defined."""
+        tools = [self._tool(user_ns, name, ask) for name, ask in self.names.items()]
+        return [(fn, read_only(fn) is False) for fn in tools]
 
-    def _tool(self, user_ns: dict[str, Any], name: str) -> Callable:
+    def _tool(self, user_ns: dict[str, Any], name: str, ask: bool) -> Callable:
         if name not in user_ns:
             raise UsageError(
                 f"%tool: no notebook variable named {name!r}"
                 + (f"; define it or run %tool --remove {name}" if name in self.names else "")
             )
-        return as_tool(user_ns[name], name)
+        fn = as_tool(user_ns[name], name)
+        if ask:
+            fn.__tool_read_only__ = False
+        return fn
 
 
 def as_tool(value: Any, label: str) -> Callable:
@@ -227,25 +232,25 @@ async def resolve_tools(
     """Turn ``--tools`` items (names, or tool objects from Python) and every ``%tool``
     registration into a :class:`Toolset`."""
     toolset = Toolset()
-    for fn, ask in registry.resolve(user_ns):
-        toolset.add(fn, free=not ask)
+    for fn, _asks in registry.resolve(user_ns):
+        toolset.add(fn)
     for item in items:
         if not isinstance(item, str):
-            for fn, free, threaded in await _from_variable(type(item).__name__, item):
-                toolset.add(fn, free=free, threaded=threaded)
+            for fn, threaded in await _from_variable(type(item).__name__, item):
+                toolset.add(fn, threaded=threaded)
         elif item in registry.names:
             continue
         elif item == "python":
-            toolset.add(make_python(), free=False)
+            toolset.add(make_python())
         elif item == "notebook":
             for fn in make_notebook():
-                toolset.add(fn, free=True)
+                toolset.add(fn)
         elif item in BUILTIN_GROUPS:
             for fn in _builtin_group(item):
-                toolset.add(fn, free=tool_name(fn) in READING_BUILTINS, threaded=True)
+                toolset.add(fn, threaded=True)
         elif item in user_ns:
-            for fn, free, threaded in await _from_variable(item, user_ns[item]):
-                toolset.add(fn, free=free, threaded=threaded)
+            for fn, threaded in await _from_variable(item, user_ns[item]):
+                toolset.add(fn, threaded=threaded)
         else:
             choices = ", ".join((*BUILTIN_GROUPS, *NOTEBOOK_GROUPS))
             raise UsageError(
@@ -261,19 +266,19 @@ def _builtin_group(name: str) -> list[Callable]:
     return list(builtin.ALL_TOOLS if name == "all" else getattr(builtin, name))
 
 
-async def _from_variable(name: str, value: Any) -> list[tuple[Callable, bool, bool]]:
-    """``(tool, free, threaded)`` held by a notebook variable: an MCP client's (gated, in a
-    thread) or the user's own (free, inline)."""
+async def _from_variable(name: str, value: Any) -> list[tuple[Callable, bool]]:
+    """``(tool, threaded)`` held by a notebook variable: an MCP client's (run in a thread)
+    or tools (run inline)."""
     as_tools = getattr(value, "as_tools", None)
     if callable(as_tools):
         tools = as_tools()
         if inspect.isawaitable(tools):
             tools = await tools
-        return [(fn, False, True) for fn in tools]
+        return [(fn, True) for fn in tools]
     if getattr(value, "__tool_spec__", None) is not None:
-        return [(value, True, False)]
+        return [(value, False)]
     if isinstance(value, list | tuple) and all(hasattr(v, "__tool_spec__") for v in value):
-        return [(fn, True, False) for fn in value]
+        return [(fn, False) for fn in value]
     raise UsageError(
         f"--tools: the variable {name!r} holds a {type(value).__name__}; expected an MCP "
         "client (with as_tools()), a tool, or a list of tools"
@@ -292,4 +297,4 @@ def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str])
         return inner(code)
 
     python.__doc__ = _PYTHON_DOC.format(**describe_modules(allowed_modules(allowed_imports)))
-    return tool(name="python")(python)
+    return tool(name="python", read_only=False)(python)

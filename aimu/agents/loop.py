@@ -24,7 +24,7 @@ from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.registry import client as build_client
 from aimu.tools.approval import Policy, approve_all
 from aimu.tools.context import ToolContext
-from aimu.tools.dispatch import dispatch
+from aimu.tools.dispatch import dispatch, with_distinct_id
 from aimu.tools.results import ToolResult
 
 INTERRUPTED = "Not executed: the run was interrupted before this call ran."
@@ -106,7 +106,7 @@ class AgentCore:
                                 yield self._chunk(Phase.THINKING, event.text, iteration)
                             elif isinstance(event, ToolCallRequest):
                                 if tools_on:
-                                    calls.append(event)
+                                    calls.append(with_distinct_id(event, calls))
                             elif isinstance(event, TurnEnd):
                                 usage += event.usage
                 finally:

@@ -190,7 +190,7 @@ def make_subagent_tool(
 
         spawn = spawn_typed
         spawn.__doc__ = _typed_doc(profiles, limits)
-    spawn = tool(name=tool_name)(spawn)
+    spawn = tool(name=tool_name, read_only=False)(spawn)
     spawn.running = running
     return spawn
 

@@ -11,7 +11,7 @@ rest works without the ``memory`` extra.
 from typing import Any
 
 from aimu.memory.base import Hit, MemoryStore
-from aimu.memory.documents import DocumentStore
+from aimu.memory.documents import DocumentStore, UnreadableDocumentWarning
 
 _LAZY = {
     "SemanticMemoryStore": "aimu.memory.semantic",
@@ -32,5 +32,6 @@ __all__ = [
     "Hit",
     "MemoryStore",
     "SemanticMemoryStore",
+    "UnreadableDocumentWarning",
     "default_embedding_function",
 ]

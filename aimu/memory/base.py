@@ -1,9 +1,9 @@
 """``MemoryStore``: the interface every memory store shares, and ``Hit``, one search result.
 
-``store`` / ``search`` / ``delete`` / ``list_all`` / ``len()`` are the whole contract, so a
-custom store needs only those four methods. ``add`` (many contents, with metadata) and
-``query`` (results with their metadata) build on them; stores that keep metadata override
-both, and :mod:`aimu.rag` uses them to carry each chunk's source.
+``store`` / ``search`` / ``delete`` / ``list_all`` are the whole contract, so a custom store
+needs only those four methods (``len()`` counts ``list_all()``). ``add`` (many contents, with
+metadata) and ``query`` (results with their metadata) build on them; stores that keep
+metadata override both, and :mod:`aimu.rag` uses them to carry each chunk's source.
 """
 
 from __future__ import annotations
@@ -64,9 +64,10 @@ class MemoryStore(ABC):
         for content in contents:
             self.store(content)
 
-    def query(self, query: str, n_results: int = 10) -> list[Hit]:
-        """Like :meth:`search`, with each result's metadata (none, in this default)."""
-        return [Hit(text) for text in self.search(query, n_results)]
+    def query(self, query: str, n_results: int = 10, **search_kwargs: Any) -> list[Hit]:
+        """Like :meth:`search` (given the same keywords), with each result's metadata (none,
+        in this default)."""
+        return [Hit(text) for text in self.search(query, n_results, **search_kwargs)]
 
 
 def check_text(value: Any, label: str) -> str:

@@ -25,17 +25,42 @@ except ImportError as exc:
 _BATCH = 256
 
 
+class _ClientEmbedding(chromadb.EmbeddingFunction):
+    """A Chroma embedding function that asks an embedding client: ``client.embed(texts)``."""
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    def __call__(self, input: Any) -> Any:  # Chroma calls it with this parameter name
+        return self.client.embed(list(input))
+
+    @staticmethod
+    def name() -> str:
+        return "aimu-embedding-client"
+
+    def get_config(self) -> Any:
+        return NotImplemented  # a live client cannot be saved; reopen with the same client
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> Any:
+        raise ValueError("reopen this store with the same embedding_client= it was made with")
+
+
 class SemanticMemoryStore(MemoryStore):
     """Memories in a ChromaDB collection, searched by embedding similarity (cosine).
 
     ``embedding_function`` is any Chroma embedding function; by default all-MiniLM-L6-v2
-    from the ``memory`` extra, which works offline. A persistent store must be reopened with
-    the same kind of embedding function it was created with. Safe to share between threads.
+    from the ``memory`` extra, which works offline. ``embedding_client`` (the reference
+    library's keyword) is the other way to choose: any object whose ``embed(texts)`` returns
+    one vector per text. A persistent store must be reopened with the same kind of embedding
+    it was created with. Safe to share between threads.
 
     Args:
         collection_name: Chroma collection name (3-512 characters of ``[a-zA-Z0-9._-]``).
         persist_path: Directory to keep the store in; ``None`` keeps it in memory.
         embedding_function: Turns texts into vectors; see above.
+        embedding_client: An object with ``embed(list[str]) -> list[list[float]]``; give
+            this or ``embedding_function``, not both.
 
     Example::
 
@@ -49,8 +74,19 @@ class SemanticMemoryStore(MemoryStore):
         collection_name: str = "memories",
         persist_path: str | Path | None = None,
         embedding_function: Any = None,
+        *,
+        embedding_client: Any = None,
     ):
         check_text(collection_name, "collection_name")
+        if embedding_client is not None:
+            if embedding_function is not None:
+                raise ValueError("pass embedding_function or embedding_client, not both")
+            if not callable(getattr(embedding_client, "embed", None)):
+                raise TypeError(
+                    "embedding_client must have an embed(texts) method returning one vector "
+                    f"per text; {type(embedding_client).__name__} has none"
+                )
+            embedding_function = _ClientEmbedding(embedding_client)
         if embedding_function is None:
             embedding_function = default_embedding_function()
         elif not callable(embedding_function) or not callable(

@@ -52,31 +52,61 @@ class ToolCallRequest:
     error: str | None = None
 
     @classmethod
-    def from_json(cls, id: str, name: str, raw: str | dict | None) -> ToolCallRequest:
-        """Decode a provider's argument text (or already-decoded dict) into a request."""
-        if isinstance(raw, dict):
-            return cls(id=id, name=name, arguments=raw, raw_arguments=json.dumps(raw))
-        text = (raw or "").strip()
-        if not text:
+    def from_json(cls, id: str, name: str, raw: Any) -> ToolCallRequest:
+        """Decode a provider's argument text (or already-decoded dict) into a request.
+
+        Whatever the model sent, this returns a request: text that is not a JSON object, or
+        an object nested deeper than :data:`MAX_ARGUMENT_DEPTH`, gives one with ``error``.
+        """
+        text = raw.strip() if isinstance(raw, str) else ""
+        if raw is None or (isinstance(raw, str) and not text):
             return cls(id=id, name=name, arguments={}, raw_arguments="{}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            return cls(
-                id=id,
-                name=name,
-                raw_arguments=text,
-                error=f"the arguments were not valid JSON ({exc.msg} at position {exc.pos}); "
-                "send a single JSON object",
-            )
+        value = raw
+        if isinstance(raw, str):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                problem = f"the arguments were not valid JSON ({exc.msg} at position {exc.pos})"
+                return cls.invalid(id, name, text, f"{problem}; send a single JSON object")
+            except RecursionError:
+                return cls.invalid(id, name, "", _TOO_DEEP)
         if not isinstance(value, dict):
-            return cls(
-                id=id,
-                name=name,
-                raw_arguments=text,
-                error=f"the arguments must be a JSON object, not {type(value).__name__}",
+            return cls.invalid(
+                id, name, text, f"the arguments must be a JSON object, not {type(value).__name__}"
             )
-        return cls(id=id, name=name, arguments=value, raw_arguments=text)
+        if _depth(value) > MAX_ARGUMENT_DEPTH:  # kept out of the transcript: "{}" instead
+            return cls.invalid(id, name, "", _TOO_DEEP)
+        return cls(id, name, value, text or json.dumps(value, default=str))
+
+    @classmethod
+    def invalid(cls, id: str, name: str, raw_arguments: str, error: str) -> ToolCallRequest:
+        """A call whose arguments could not be used; the agent answers it with ``error``."""
+        return cls(id=id, name=name, raw_arguments=raw_arguments or "{}", error=error)
+
+
+#: How deeply tool-call arguments may nest; deeper ones are answered with an error.
+MAX_ARGUMENT_DEPTH = 64
+_TOO_DEEP = (
+    f"the arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep; send a flatter "
+    "JSON object"
+)
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value``'s lists and dicts nest, counted without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        deepest = max(deepest, level)
+        if level > MAX_ARGUMENT_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in node)
+    return deepest
 
 
 @dataclass(frozen=True, slots=True)

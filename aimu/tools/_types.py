@@ -184,15 +184,20 @@ class ListAdapter(Adapter):
             value = _parse_json(value, list)
         if not isinstance(value, list | tuple):
             raise Mismatch(self.label)
-        if self.item is None:
-            return self.container(value)
-        items = []
-        for index, item in enumerate(value):
-            try:
-                items.append(self.item.coerce(item))
-            except Mismatch as exc:
-                raise Mismatch(self.label, f"item {index}: expected {exc.expected}") from None
-        return self.container(items)
+        items = value
+        if self.item is not None:
+            items = []
+            for index, item in enumerate(value):
+                try:
+                    items.append(self.item.coerce(item))
+                except Mismatch as exc:
+                    raise Mismatch(self.label, f"item {index}: expected {exc.expected}") from None
+        try:
+            return self.container(items)
+        except TypeError:  # a set given unhashable items (objects, arrays)
+            raise Mismatch(
+                self.label, "the items must be plain values, not objects or arrays"
+            ) from None
 
 
 class DictAdapter(Adapter):
@@ -415,15 +420,16 @@ _SCALARS: dict[Any, Callable[[], Adapter]] = {
 
 def adapter_for(annotation: Any, _seen: frozenset = frozenset()) -> Adapter:
     """The adapter for a resolved annotation; :class:`UnsupportedType` if there is none."""
-    if annotation in _SCALARS:
-        return _SCALARS[annotation]()
-    if annotation is None or annotation is type(None):
-        raise UnsupportedType("None on its own carries no value")
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-
-    if origin is typing.Annotated:
+    if origin is typing.Annotated:  # its metadata may be unhashable: unwrap before any lookup
         return adapter_for(args[0], _seen)
+    scalar = _scalar(annotation)
+    if scalar is not None:
+        return scalar()
+    if annotation is None or annotation is type(None):
+        raise UnsupportedType("None on its own carries no value")
+
     if origin in (typing.Union, types.UnionType):
         members = [a for a in args if a is not type(None)]
         inner = (
@@ -444,7 +450,13 @@ def adapter_for(annotation: Any, _seen: frozenset = frozenset()) -> Adapter:
         if container is tuple and len(item_args) > 1 and len(set(item_args)) > 1:
             raise UnsupportedType("fixed-length tuples of mixed types are not supported")
         item = adapter_for(item_args[0], _seen) if item_args else None
-        return ListAdapter(item, container, unique=container in (set, frozenset))
+        unique = container in (set, frozenset)
+        if unique and isinstance(item, ListAdapter | DictAdapter | ObjectAdapter):
+            raise UnsupportedType(
+                f"a {container.__name__} holds hashable items, and {item.label} values are "
+                "not; use list[...] instead"
+            )
+        return ListAdapter(item, container, unique=unique)
     if annotation is dict or origin is dict:
         if args and args[0] is not str:
             raise UnsupportedType("JSON object keys are strings; use dict[str, ...]")
@@ -478,6 +490,13 @@ def adapter_for(annotation: Any, _seen: frozenset = frozenset()) -> Adapter:
             return ObjectAdapter(annotation, fields, required, lambda kw: annotation(**kw))
     name = getattr(annotation, "__name__", None) or repr(annotation)
     raise UnsupportedType(f"{name} is not a type a model can supply")
+
+
+def _scalar(annotation: Any) -> Callable[[], Adapter] | None:
+    try:
+        return _SCALARS.get(annotation)
+    except TypeError:  # an unhashable annotation is no scalar
+        return None
 
 
 def _is_typeddict(cls: type) -> bool:

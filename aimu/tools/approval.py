@@ -1,14 +1,17 @@
 """Approval policies: the gate each tool call passes before it runs.
 
 A policy is ``policy(tool_name, arguments)`` returning ``True`` (run it), ``False`` or a
-:class:`Denied` (don't), or an awaitable of either. A policy may also have a
-``requires_approval(tool_name, arguments) -> bool`` method: calls it answers ``False`` for run
-without being put to the policy and without an approval record (the notebook uses this so
-reading tools do not ask).
+:class:`Denied` (don't), or an awaitable of either. ``arguments`` are the values the tool will
+receive, already coerced to its declared types. A policy may also have a
+``requires_approval(tool_name, arguments)`` method: calls it answers ``False`` for run
+without being put to the policy and without an approval record. If that method also takes a
+``tool`` parameter, it is given the tool function itself, so it can decide from what the tool
+is (:func:`read_only`) rather than from its name; the notebook's policy works this way.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -54,12 +57,55 @@ class Decision:
     reason: str = ""
 
 
-def needs_asking(policy: Policy, tool_name: str, arguments: dict[str, Any]) -> bool:
-    """Whether ``policy`` must be consulted (and the decision recorded) for this call."""
+CHECK_FAILED = "the approval check failed"
+
+
+def read_only(tool: Any) -> bool | None:
+    """A tool's own classification, ``__tool_read_only__``: ``True`` (it only reads),
+    ``False`` (it writes, executes, submits or spawns) or ``None`` (undeclared).
+
+    Anything other than ``True`` or ``None`` counts as ``False``, so a mistyped flag asks.
+    """
+    value = getattr(tool, "__tool_read_only__", None)
+    return value if value is None or value is True else False
+
+
+async def needs_asking(
+    policy: Policy, tool_name: str, arguments: dict[str, Any], tool: Any = None
+) -> bool:
+    """Whether ``policy`` must be consulted (and the decision recorded) for this call.
+
+    Raises whatever the policy's ``requires_approval`` raises; the caller refuses the call.
+    """
     if policy is approve_all:
         return False
     check = getattr(policy, "requires_approval", None)
-    return True if check is None else bool(check(tool_name, arguments))
+    if check is None:
+        return True
+    if _takes_tool(getattr(check, "__func__", check)):
+        answer = check(tool_name, arguments, tool=tool)
+    else:
+        answer = check(tool_name, arguments)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return bool(answer)
+
+
+def _takes_tool(check: Callable) -> bool:
+    """Whether ``requires_approval`` accepts ``tool=`` (asked once per function)."""
+    try:
+        return _signature_takes_tool(check)
+    except TypeError:  # an unhashable callable: not cached
+        return _signature_takes_tool.__wrapped__(check)
+
+
+@functools.lru_cache(maxsize=256)
+def _signature_takes_tool(check: Callable) -> bool:
+    try:
+        parameters = inspect.signature(check).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "tool" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 async def decide(policy: Policy, tool_name: str, arguments: dict[str, Any]) -> Decision:
@@ -68,13 +114,13 @@ async def decide(policy: Policy, tool_name: str, arguments: dict[str, Any]) -> D
         verdict = policy(tool_name, arguments)
         if inspect.isawaitable(verdict):
             verdict = await verdict
+        if isinstance(verdict, Denied):
+            return Decision(False, verdict.reason)
+        return Decision(bool(verdict))
     except Exception:
         logger.warning("approval policy failed for tool %r; the call is refused", tool_name,
                        exc_info=True)  # fmt: skip
-        return Decision(False, "the approval check failed")
-    if isinstance(verdict, Denied):
-        return Decision(False, verdict.reason)
-    return Decision(bool(verdict))
+        return Decision(False, CHECK_FAILED)
 
 
 def refusal_message(tool_name: str, decision: Decision) -> str:

@@ -44,6 +44,11 @@ def coerce_tool_arguments(fn: Callable, arguments: dict[str, Any]) -> dict[str, 
         except Mismatch as exc:
             detail = f" ({exc.detail})" if exc.detail else ""
             problems.append(f"'{key}': expected {exc.expected}, got {_preview(value)}{detail}")
+        except Exception as exc:  # a type's own constructor or validator refused the value
+            problems.append(
+                f"'{key}': {param.adapter.label} could not be built from {_preview(value)} "
+                f"({type(exc).__name__}: {exc})"
+            )
     for name, param in params.items():
         if param.required and name not in arguments:
             problems.append(f"missing required argument '{name}' ({param.adapter.label})")
@@ -59,6 +64,6 @@ def coerce_tool_arguments(fn: Callable, arguments: dict[str, Any]) -> dict[str, 
 def _preview(value: Any, limit: int = 80) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -5,7 +5,10 @@ the function itself, which is returned unchanged:
 
 - ``__tool_spec__``: the OpenAI function spec the model reads;
 - ``__tool_params__``: the :class:`ToolParameters` that coerce the model's arguments;
-- ``__tool_is_async__`` / ``__tool_is_streaming__``: how dispatch must call it.
+- ``__tool_is_async__`` / ``__tool_is_streaming__``: how dispatch must call it;
+- ``__tool_read_only__``: ``True`` if the tool only reads, ``False`` if it writes, executes,
+  submits or spawns, ``None`` if undeclared. Approval gates read it (see
+  :func:`aimu.tools.approval.read_only`), so whether a call asks is a property of the tool.
 """
 
 from __future__ import annotations
@@ -52,11 +55,18 @@ class ToolParameters:
 @overload
 def tool(func: F, /) -> F: ...
 @overload
-def tool(*, name: str | None = None, description: str | None = None) -> Callable[[F], F]: ...
+def tool(
+    *, name: str | None = None, description: str | None = None, read_only: bool | None = None
+) -> Callable[[F], F]: ...
 
 
 def tool(
-    func: Callable | None = None, /, *, name: str | None = None, description: str | None = None
+    func: Callable | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool | None = None,
 ) -> Any:
     """Mark a function as a tool.
 
@@ -70,13 +80,22 @@ def tool(
         def letter_counter(word: str, letter: str) -> int:
             \"\"\"Count how often a letter occurs in a word.\"\"\"
             return word.lower().count(letter.lower())
+
+    ``read_only`` declares what the tool does, for approval gates: ``True`` if it only reads
+    (the notebook runs it without asking), ``False`` if it writes, executes, submits or spawns
+    (the notebook asks first). Left out, a classification the function already carries is
+    kept, so re-decorating a built-in never clears its flag.
     """
+    if read_only is not None and not isinstance(read_only, bool):
+        raise ToolSignatureError(f"@tool: read_only must be True, False or None, not {read_only!r}")
     if func is None:
-        return lambda f: _decorate(f, name, description)
-    return _decorate(func, name, description)
+        return lambda f: _decorate(f, name, description, read_only)
+    return _decorate(func, name, description, read_only)
 
 
-def _decorate(func: Callable, name: str | None, description: str | None) -> Callable:
+def _decorate(
+    func: Callable, name: str | None, description: str | None, read_only: bool | None
+) -> Callable:
     if not callable(func):
         raise ToolSignatureError(f"@tool needs a function, got {type(func).__name__}")
     tool_name = name or getattr(func, "__name__", "")
@@ -120,6 +139,8 @@ def _decorate(func: Callable, name: str | None, description: str | None) -> Call
     func.__tool_is_streaming__ = inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(
         func
     )
+    if read_only is not None or not hasattr(func, "__tool_read_only__"):
+        func.__tool_read_only__ = read_only
     return func
 
 
@@ -167,6 +188,13 @@ def _parameters(func: Callable, label: str) -> tuple[dict[str, Parameter], str |
                 f"@tool: parameter '{p.name}' of {label} has an unsupported type: {exc}; "
                 "use str, int, float, bool, list, dict, Literal, an Enum, a TypedDict, a "
                 "dataclass or a pydantic model"
+            ) from None
+        except ToolSignatureError:
+            raise
+        except Exception as exc:  # an annotation that breaks while being read
+            raise ToolSignatureError(
+                f"@tool: parameter '{p.name}' of {label} has an annotation that cannot be "
+                f"read ({type(exc).__name__}: {exc})"
             ) from None
         params[p.name] = Parameter(p.name, adapter, not has_default, p.default)
     return params, context_param

@@ -1,24 +1,37 @@
 """The one dispatch path every tool call takes.
 
-look up -> approval policy -> coerce arguments -> call -> result. Every failure on the way
-becomes a :class:`ToolResult` flagged as an error, which the model reads and corrects from;
-nothing here ends a run except an interrupt (``KeyboardInterrupt``, cancellation).
+look up -> coerce arguments -> approval policy (shown the coerced values and the tool) ->
+call -> result. Every failure on the way becomes a :class:`ToolResult` flagged as an error,
+which the model reads and corrects from; nothing here ends a run except an interrupt
+(``KeyboardInterrupt``, cancellation).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aimu.models.base import ToolCallRequest
 from aimu.models.chunks import Phase, StreamChunk
-from aimu.tools.approval import Policy, approve_all, decide, needs_asking, refusal_message
+from aimu.tools.approval import (
+    CHECK_FAILED,
+    Decision,
+    Policy,
+    approve_all,
+    decide,
+    needs_asking,
+    refusal_message,
+)
 from aimu.tools.arguments import coerce_tool_arguments
 from aimu.tools.context import ToolContext
 from aimu.tools.errors import ToolArgumentError
 from aimu.tools.results import ToolResult, to_result
+
+logger = logging.getLogger("aimu.tools")
 
 Emit = Callable[[Phase | StreamChunk, Any], None]
 
@@ -56,28 +69,14 @@ async def dispatch(
         available = ", ".join(sorted(tools)) or "none"
         return ToolResult.error(f"Unknown tool '{name}'. Available tools: {available}.")
 
-    if needs_asking(policy, name, call.arguments):
-        async with approval_lock or _NO_LOCK:
-            emit(
-                Phase.APPROVAL_REQUESTED, {"id": call.id, "name": name, "arguments": call.arguments}
-            )
-            decision = await decide(policy, name, call.arguments)
-            emit(
-                Phase.APPROVAL_DECIDED,
-                {
-                    "id": call.id,
-                    "name": name,
-                    "approved": decision.approved,
-                    "reason": decision.reason,
-                },
-            )
-        if not decision.approved:
-            return ToolResult.error(refusal_message(name, decision))
-
     try:
         kwargs = coerce_tool_arguments(fn, call.arguments)
     except ToolArgumentError as exc:
         return ToolResult.error(str(exc))
+    if policy is not approve_all:
+        decision = await _approval(fn, call, kwargs, policy, emit, approval_lock or _NO_LOCK)
+        if decision is not None and not decision.approved:
+            return ToolResult.error(refusal_message(name, decision))
     params = getattr(fn, "__tool_params__", None)
     if params is not None and params.context_param:
         kwargs[params.context_param] = context or ToolContext(tool_call_id=call.id)
@@ -95,7 +94,71 @@ async def dispatch(
                 value = await value
     except (Exception, SystemExit) as exc:
         return ToolResult.error(f"Tool '{name}' raised an error: {type(exc).__name__}: {exc}")
-    return to_result(value)
+    try:
+        return to_result(value)
+    except Exception as exc:  # 10**5000, a list that contains itself, a broken __str__...
+        return ToolResult.error(
+            f"Tool '{name}' returned a value that cannot be turned into text: "
+            f"{type(exc).__name__}: {exc}"
+        )
+
+
+async def _approval(
+    fn: Callable,
+    call: ToolCallRequest,
+    arguments: dict[str, Any],
+    policy: Policy,
+    emit: Emit,
+    lock: contextlib.AbstractAsyncContextManager,
+) -> Decision | None:
+    """Put one call to the policy; ``None`` when it runs without asking.
+
+    The policy sees a copy of the coerced arguments, and its ``requires_approval`` sees the
+    tool too. Either one raising refuses the call.
+    """
+    failed = False
+    try:
+        asking = await needs_asking(policy, call.name, dict(arguments), fn)
+    except Exception:
+        logger.warning("requires_approval failed for tool %r; the call is refused", call.name,
+                       exc_info=True)  # fmt: skip
+        asking = failed = True
+    if not asking:
+        return None
+    async with lock:
+        emit(
+            Phase.APPROVAL_REQUESTED,
+            {"id": call.id, "name": call.name, "arguments": _jsonable(arguments)},
+        )
+        if failed:
+            decision = Decision(False, CHECK_FAILED)
+        else:
+            decision = await decide(policy, call.name, dict(arguments))
+        emit(
+            Phase.APPROVAL_DECIDED,
+            {
+                "id": call.id,
+                "name": call.name,
+                "approved": decision.approved,
+                "reason": decision.reason,
+            },
+        )
+    return decision
+
+
+def with_distinct_id(call: ToolCallRequest, earlier: Sequence[ToolCallRequest]) -> ToolCallRequest:
+    """``call``, renamed ``<id>_2`` (``_3``...) if an earlier call of its turn has its id.
+
+    Each call of a turn then runs once and gets its own answer, and the transcript stays
+    valid (providers refuse two tool results for one id).
+    """
+    taken = {other.id for other in earlier}
+    if call.id not in taken:
+        return call
+    number = 2
+    while f"{call.id}_{number}" in taken:
+        number += 1
+    return dataclasses.replace(call, id=f"{call.id}_{number}")
 
 
 async def _yield() -> None:
@@ -152,11 +215,23 @@ def _forward(item: Any, last: Any, call: ToolCallRequest, emit: Emit) -> Any:
     return item
 
 
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
+_MAX_NESTING = 32
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON data for an event; nesting past a limit (or a container that
+    holds itself) is cut off as ``"…"``."""
+    if value is None or isinstance(value, str | float | bool):
         return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= 64 else f"(an integer of {value.bit_length()} bits)"
+    if depth >= _MAX_NESTING:
+        return "…"
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return str(value)
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
+    try:
+        return str(value)
+    except Exception:
+        return f"({type(value).__name__})"

@@ -11,6 +11,7 @@ from IPython.core.error import UsageError
 
 from aimu.models.errors import NoDefaultModelError
 from aimu.models.providers.scripted import ScriptedClient
+from aimu.tools import builtin
 from aimu.tools.approval import Denied
 from aimu_jupyter import runner
 from aimu_jupyter.approval import NotebookPolicy
@@ -66,23 +67,27 @@ async def test_large_bundles_are_spaced_further_apart():
     assert live._interval == pytest.approx(0.2)
 
 
-def test_default_policy_asks_only_for_gated_tools():
-    policy = NotebookPolicy({"read_file", "my_func"})
-    assert not policy.requires_approval("read_file", {})
-    assert not policy.requires_approval("my_func", {})
-    assert policy.requires_approval("write_file", {})
-    ask_all = NotebookPolicy({"read_file"}, mode="ask")
-    assert ask_all.requires_approval("read_file", {})
+def test_default_policy_asks_only_for_tools_declared_as_writing():
+    def users_own(x: int) -> int:
+        return x
+
+    policy = NotebookPolicy()
+    assert not policy.requires_approval("read_file", {}, builtin.read_file)
+    assert not policy.requires_approval("users_own", {}, users_own)
+    assert policy.requires_approval("write_file", {}, builtin.write_file)
+    assert policy.requires_approval("renamed", {}, builtin.run_command)
+    ask_all = NotebookPolicy(mode="ask")
+    assert ask_all.requires_approval("read_file", {}, builtin.read_file)
 
 
 async def test_headless_policy_denies_unless_the_environment_says_auto(monkeypatch):
     monkeypatch.delenv("AIMU_APPROVAL", raising=False)
-    policy = NotebookPolicy(set())
+    policy = NotebookPolicy()
     verdict = await policy("write_file", {})
     assert isinstance(verdict, Denied) and "headless" in verdict.reason
     assert policy.decided_by("write_file") == "policy"
     monkeypatch.setenv("AIMU_APPROVAL", "auto")
-    assert await NotebookPolicy(set())("write_file", {}) is True
+    assert await NotebookPolicy()("write_file", {}) is True
 
 
 async def test_user_answers_are_attributed_and_always_allow_is_remembered():
@@ -92,10 +97,10 @@ async def test_user_answers_are_attributed_and_always_allow_is_remembered():
         return next(answers)
 
     allowed: set[str] = set()
-    policy = NotebookPolicy(set(), ask=ask, always_allowed=allowed)
+    policy = NotebookPolicy(ask=ask, always_allowed=allowed)
     assert await policy("run_command", {}) is True
     assert allowed == {"run_command"}
-    assert not policy.requires_approval("run_command", {})
+    assert not policy.requires_approval("run_command", {}, builtin.run_command)
     verdict = await policy("write_file", {})
     assert verdict == Denied("too risky")
     assert [policy.decided_by("run_command"), policy.decided_by("write_file")] == ["user"] * 2
@@ -108,13 +113,16 @@ async def test_a_sub_agents_calls_follow_the_same_rules_and_name_the_asker():
         asked.append((name, agent))
         return ("approve", "")
 
-    policy = NotebookPolicy({"read_file"}, ask=ask)
+    def users_own_function() -> str:
+        return "mine"
+
+    policy = NotebookPolicy(ask=ask)
     child = policy.for_agent("agent/researcher@call_7")
-    assert not child.requires_approval("read_file", {})
-    assert not child.requires_approval("calculate", {})
-    assert not child.requires_approval("users_own_function", {})
-    assert child.requires_approval("write_file", {})
-    assert child.requires_approval("run_command", {})
+    assert not child.requires_approval("read_file", {}, builtin.read_file)
+    assert not child.requires_approval("calculate", {}, builtin.calculate)
+    assert not child.requires_approval("users_own_function", {}, users_own_function)
+    assert child.requires_approval("write_file", {}, builtin.write_file)
+    assert child.requires_approval("run_command", {}, builtin.run_command)
     assert await child("write_file", {"path": "x"}) is True
     assert asked == [("write_file", "agent/researcher@call_7")]
     assert policy.decided_by("write_file") == "user"

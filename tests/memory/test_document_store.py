@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from aimu.memory import DocumentStore, MemoryStore
+from aimu.memory import DocumentStore, MemoryStore, UnreadableDocumentWarning
 
 
 @pytest.fixture(params=["memory", "disk"])
@@ -43,12 +43,17 @@ def test_search_ranks_documents_matching_more_words_first(docs):
     assert docs.search_full_text("rota") == [{"path": "/c.md", "content": "Holiday rota"}]
 
 
-def test_edit_replaces_the_first_occurrence(docs):
-    docs.write("/a.md", "one two one")
-    docs.edit("/a.md", "one", "three")
-    assert docs.read("/a.md") == "three two one"
+def test_edit_replaces_the_one_occurrence_and_refuses_ambiguity_naming_the_count(docs):
+    docs.write("/a.md", "one two one two one")
+    with pytest.raises(ValueError, match=r"'one' occurs 3 times in '/a\.md'"):
+        docs.edit("/a.md", "one", "three")
+    assert docs.read("/a.md") == "one two one two one"
+    docs.edit("/a.md", "one two one two", "1 2 1 2")
+    assert docs.read("/a.md") == "1 2 1 2 one"
     with pytest.raises(ValueError, match="does not occur"):
         docs.edit("/a.md", "four", "five")
+    with pytest.raises(ValueError, match="must not be empty"):
+        docs.edit("/a.md", "", "x")
 
 
 def test_dot_dot_cannot_escape_the_store(tmp_path):
@@ -61,7 +66,7 @@ def test_dot_dot_cannot_escape_the_store(tmp_path):
         docs.write("/..", "x")
 
 
-def test_documents_on_disk_survive_reopening_and_stray_files_are_skipped(tmp_path):
+def test_documents_on_disk_survive_reopening_and_unreadable_files_are_reported(tmp_path):
     root = tmp_path / "docs"
     first = DocumentStore(root)
     first.write("/projects/plan.md", "ship it")
@@ -69,7 +74,10 @@ def test_documents_on_disk_survive_reopening_and_stray_files_are_skipped(tmp_pat
     (root / "image.bin").write_bytes(b"\xff\xfe\x00binary")
 
     again = DocumentStore(root)
-    assert again.list_all() == ["/prefs.md", "/projects/plan.md"]
+    with pytest.warns(UnreadableDocumentWarning, match=r"image\.bin is left out"):
+        assert again.list_all() == ["/prefs.md", "/projects/plan.md"]
+    with pytest.raises(ValueError, match="cannot be read as text"):
+        again.read("/image.bin")
     assert again.read("projects/plan.md") == "ship it"
     assert not [p for p in root.rglob(".aimu-tmp-*")]
 

@@ -140,4 +140,4 @@ def test_format_context_numbers_chunks_and_names_their_sources(semantic):
 
     end = len(HANDBOOK["handbook/security.md"])
     assert text.startswith(f"[1] (source: handbook/security.md, chars 0-{end})\nSecurity.")
-    assert text.endswith("\n\n[2]\na bare string")
+    assert text.endswith("\n\n[2] a bare string")

@@ -75,7 +75,7 @@ _REFUSED_OPERATORS = {
 }
 
 
-@tool
+@tool(read_only=True)
 def calculate(expression: str) -> str:
     """Evaluates an arithmetic expression and returns the result.
 

@@ -75,7 +75,7 @@ def execute_python(code: str) -> str:
 execute_python.__doc__ = _PYTHON_DOC.format(
     timeout=PYTHON_TIMEOUT, memory=f"{MEMORY_LIMIT >> 20} MB", **describe_modules(_ALLOWED)
 )
-execute_python = tool(execute_python)
+execute_python = tool(read_only=False)(execute_python)
 
 
 def _python_failure(done: _process.Finished) -> str:
@@ -126,7 +126,7 @@ def make_command_tool(*, env_passthrough: Iterable[str] = ()) -> Callable[..., s
         if not isinstance(name, str) or not name or "=" in name:
             raise ValueError(f"env_passthrough: {name!r} is not an environment variable name")
 
-    @tool
+    @tool(read_only=False)
     def run_command(command: str, cwd: str = "", timeout: int = 30) -> str:
         """Run a shell command line with /bin/sh -c and return its exit code and output.
 

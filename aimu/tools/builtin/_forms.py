@@ -54,7 +54,7 @@ def make_web_tools(
     session = session if session is not None else requests.Session()
     limits: dict[str, Any] = {"session": session, "timeout": timeout, "user_agent": user_agent}
 
-    @tool
+    @tool(read_only=True)
     def find_forms(url: str) -> str:
         """Fetch a page and list its HTML forms, with everything needed to submit one.
 
@@ -90,7 +90,7 @@ def make_web_tools(
             lines.append(_describe_form(index, form, soup, base, labels))
         return _cap("\n\n".join(lines), max_content_chars)
 
-    @tool
+    @tool(read_only=False)
     def submit_form(
         url: str, method: str = "POST", data: dict[str, str | list[str]] | None = None
     ) -> str:
@@ -126,7 +126,7 @@ def make_web_tools(
             return str(exc)
         return _report(result, max_content_chars)
 
-    @tool
+    @tool(read_only=False)
     def submit_json(url: str, payload: dict[str, Any], method: str = "POST") -> str:
         """Send a JSON object to an API and return the response, whatever its status.
 

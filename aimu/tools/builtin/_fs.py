@@ -25,7 +25,7 @@ class FsError(Exception):
     """An expected failure of a filesystem tool; the message is written for the model."""
 
 
-@tool
+@tool(read_only=True)
 def list_directory(path: str) -> str:
     """Lists files and subdirectories at the given path.
 
@@ -64,7 +64,7 @@ def _entry_line(entry: os.DirEntry) -> str:
         return f"{entry.name}  (unreadable)"
 
 
-@tool
+@tool(read_only=True)
 def read_file(path: str, max_lines: int = 2000, offset: int = 1) -> str:
     """Reads a local text file and returns up to max_lines lines starting at line offset.
 
@@ -122,7 +122,7 @@ def _page(path: str, lines: list[str], offset: int, max_lines: int) -> str:
     )
 
 
-@tool
+@tool(read_only=False)
 def write_file(path: str, content: str) -> str:
     """Writes content to a file, creating it or replacing what is already there.
 
@@ -151,7 +151,7 @@ def write_file(path: str, content: str) -> str:
     return f"{verb} {written} ({len(data)} bytes)."
 
 
-@tool
+@tool(read_only=False)
 def edit_file(path: str, old_str: str, new_str: str) -> str:
     """Replaces one exact occurrence of old_str with new_str in a file.
 

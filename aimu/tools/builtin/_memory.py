@@ -21,16 +21,17 @@ _PREVIEW_CHARS = 500
 def make_memory_tools(store: MemoryStore) -> list[Callable]:
     """Build ``store_memory``, ``search_memories`` and ``list_memories`` bound to ``store``.
 
-    ``store`` is any :class:`~aimu.memory.MemoryStore`: a
+    ``store`` is any :class:`~aimu.memory.MemoryStore` — a
     :class:`~aimu.memory.SemanticMemoryStore` (search by meaning), a
-    :class:`~aimu.memory.DocumentStore` (search by words) or your own::
+    :class:`~aimu.memory.DocumentStore` (search by words) — or any object of your own with
+    ``store``, ``search`` and ``list_all`` methods::
 
         store = SemanticMemoryStore(persist_path="./.memory")
         agent = Agent(client, tools=make_memory_tools(store))
     """
     _check_store(store)
 
-    @tool
+    @tool(read_only=False)
     def store_memory(content: str) -> str:
         """Save a fact or note to long-term memory so it can be found in later conversations.
 
@@ -49,7 +50,7 @@ def make_memory_tools(store: MemoryStore) -> list[Callable]:
         store.store(content)
         return "Stored."
 
-    @tool
+    @tool(read_only=True)
     def search_memories(query: str, n_results: int = 5) -> str:
         """Search long-term memory; returns the best-matching memories, best first.
 
@@ -61,10 +62,10 @@ def make_memory_tools(store: MemoryStore) -> list[Callable]:
             return "Give a query: the words or topic to search for."
         found = store.search(query, n_results=max(1, min(n_results, MAX_RESULTS)))
         if not found:
-            return "No memories match." if len(store) else "Memory is empty."
+            return "No memories match." if store.list_all() else "Memory is empty."
         return "\n".join(f"{i}. {_preview(text)}" for i, text in enumerate(found, 1))
 
-    @tool
+    @tool(read_only=True)
     def list_memories(offset: int = 0, limit: int = 50) -> str:
         """List what long-term memory holds, a page at a time.
 
@@ -100,7 +101,7 @@ def make_retrieval_tool(store: MemoryStore, *, n_results: int = 5) -> Callable:
     if isinstance(n_results, bool) or not isinstance(n_results, int) or n_results < 1:
         raise ValueError(f"n_results must be an int >= 1, not {n_results!r}")
 
-    @tool
+    @tool(read_only=True)
     def retrieve_context(query: str) -> str:
         """Find passages in the knowledge base relevant to a question, with their sources.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aimu.tools.decorator import tool
 
 
-@tool
+@tool(read_only=True)
 def echo(echo_string: str) -> str:
     """Returns echo_string unchanged.
 

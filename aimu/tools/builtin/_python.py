@@ -84,7 +84,7 @@ def make_python_in_process_tool(
 
     execute_python_in_process.__name__ = execute_python_in_process.__qualname__ = name
     execute_python_in_process.__doc__ = _IN_PROCESS_DOC.format(**describe_modules(allowed))
-    return tool(name=name)(execute_python_in_process)
+    return tool(name=name, read_only=False)(execute_python_in_process)
 
 
 execute_python_in_process = make_python_in_process_tool()

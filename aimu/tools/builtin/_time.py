@@ -50,7 +50,7 @@ class TimeInputError(ValueError):
     """A zone or a date-time the time tools cannot use; the message says what to send."""
 
 
-@tool
+@tool(read_only=True)
 def get_current_date_and_time(timezone: str | None = None) -> str:
     """Returns the current date and time, with its UTC offset and timezone.
 
@@ -67,7 +67,7 @@ def get_current_date_and_time(timezone: str | None = None) -> str:
     return _describe(datetime.now(zone), name)
 
 
-@tool
+@tool(read_only=True)
 def convert_time(datetime_str: str, from_timezone: str, to_timezone: str) -> str:
     """Converts a date and time from one timezone to another.
 

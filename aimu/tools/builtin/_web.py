@@ -47,7 +47,7 @@ def _setting(name: str, default: str) -> str:
 # --- reading ------------------------------------------------------------------------------
 
 
-@tool
+@tool(read_only=True)
 def get_web_content(url: str, max_chars: int = 20000, offset: int = 1) -> str:
     """Fetches a URL and returns its content as Markdown, for a web page or a document.
 
@@ -82,7 +82,7 @@ def get_web_content(url: str, max_chars: int = 20000, offset: int = 1) -> str:
     return _window(document, offset, max_chars)
 
 
-@tool
+@tool(read_only=True)
 def get_webpage_html(url: str, offset: int = 1) -> str:
     """Fetches a web page and returns its raw HTML markup (tags and all).
 
@@ -291,7 +291,7 @@ def _get_json(url: str, params: dict[str, Any], service: str) -> tuple[int, Any]
         return response.status, None
 
 
-@tool
+@tool(read_only=True)
 def web_search(query: str, num_results: int = 5, time_range: str = "", categories: str = "") -> str:
     """Search the web using a SearXNG instance and return the top results.
 
@@ -370,7 +370,7 @@ def _answer_text(answer: Any) -> str:
     return str(answer.get("answer", "") if isinstance(answer, dict) else answer).strip()
 
 
-@tool
+@tool(read_only=True)
 def wikipedia(query: str) -> str:
     """Fetches a Wikipedia article summary for the given query.
 
@@ -469,7 +469,7 @@ _WMO_CODES = {
 _COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 
 
-@tool
+@tool(read_only=True)
 def get_weather(location: str) -> str:
     """Returns the current weather for a given location, from Open-Meteo.
 
