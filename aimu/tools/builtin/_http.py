@@ -7,7 +7,13 @@ tools add :func:`send_same_host`, which follows a redirect only while it stays o
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
@@ -179,41 +185,87 @@ def request(
     user_agent: str | None = DEFAULT_USER_AGENT,
     max_bytes: int = MAX_BODY_BYTES,
     allow_redirects: bool = True,
+    deadline: float | None = None,
     **kwargs: Any,
 ) -> Response:
     """Send one request and read its body, at most ``max_bytes`` of it (decompressed).
 
-    A body over the cap is not kept: the response comes back with ``oversize`` set and an
-    empty body. Transport failures raise :class:`FetchError` with a message a model can act
-    on; it names the host, never a header, so no credential reaches the model.
+    ``timeout`` bounds the whole exchange, not each read: a server that trickles its answer
+    a byte at a time is cut off when the time is up. ``deadline`` (a ``time.monotonic()``
+    instant) bounds it instead, for a caller spending one budget over several requests. The
+    exchange runs on a worker thread so the caller is answered on time even while a read is
+    blocked; on expiry its connection is shut down. A body over the cap is not kept: the
+    response comes back with ``oversize`` set and an empty body. Transport failures raise
+    :class:`FetchError` with a message a model can act on; it names the host, never a
+    header, so no credential reaches the model.
     """
     url = check_url(url)
     headers = {"User-Agent": user_agent} if user_agent is not None else {}
     owner = session or requests.Session()
+    if deadline is None:
+        deadline = time.monotonic() + timeout
+    done: Future[Response] = Future()
+    answered: list[requests.Response] = []
+
+    def exchange() -> None:
+        try:
+            remaining = max(deadline - time.monotonic(), 0.001)
+            with owner.request(
+                method,
+                url,
+                headers=headers,
+                timeout=remaining,
+                allow_redirects=allow_redirects,
+                stream=True,
+                **kwargs,
+            ) as response:
+                answered.append(response)
+                body, oversize = _read_capped(response, max_bytes)
+                done.set_result(
+                    Response(
+                        url=response.url,
+                        status=response.status_code,
+                        reason=response.reason or "",
+                        headers=response.headers,
+                        body=body,
+                        oversize=oversize,
+                    )
+                )
+        except BaseException as exc:
+            done.set_exception(exc)
+
+    worker = threading.Thread(target=exchange, name="aimu-web-request", daemon=True)
+    worker.start()
     try:
-        with owner.request(
-            method,
-            url,
-            headers=headers,
-            timeout=timeout,
-            allow_redirects=allow_redirects,
-            stream=True,
-            **kwargs,
-        ) as response:
-            body, oversize = _read_capped(response, max_bytes)
-            return Response(
-                url=response.url,
-                status=response.status_code,
-                reason=response.reason or "",
-                headers=response.headers,
-                body=body,
-                oversize=oversize,
-            )
+        return done.result(max(deadline - time.monotonic(), 0.0))
+    except FutureTimeout:
+        host = urlsplit(url).netloc
+        if not answered:
+            raise FetchError(
+                f"Timed out after {timeout:g} s waiting for {host} to answer. The server is slow "
+                "or stuck; try again later."
+            ) from None
+        raise FetchError(
+            f"Timed out after {timeout:g} s: {host} had not finished sending its response. "
+            "The server is too slow; try again later."
+        ) from None
     except requests.RequestException as exc:
         raise FetchError(describe_failure(exc, url, timeout)) from None
     finally:
+        if not done.done():
+            for response in answered:
+                _shut_down(response)
         if session is None:
             owner.close()
+
+
+def _shut_down(response: requests.Response) -> None:
+    """Wake a read blocked on ``response``'s socket by shutting the connection down."""
+    connection = getattr(response.raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _read_capped(response: requests.Response, max_bytes: int) -> tuple[bytes, bool]:
@@ -339,10 +391,12 @@ def send_same_host(
     """Send ``method`` to ``url`` and follow redirects only while they stay on its host.
 
     301, 302 and 303 continue as a GET without a body; 307 and 308 replay the method and body.
+    ``timeout`` bounds the whole chain of requests.
     A redirect to another host, or past :data:`MAX_REDIRECTS` hops, is not followed: the
     redirect response comes back with ``stopped`` explaining it, and nothing is sent onward.
     """
     current = check_url(url)
+    deadline = time.monotonic() + timeout
     hops = 0
     while True:
         response = request(
@@ -353,6 +407,7 @@ def send_same_host(
             user_agent=user_agent,
             max_bytes=max_bytes,
             allow_redirects=False,
+            deadline=deadline,
             **body,
         )
         location = response.headers.get("Location")
