@@ -155,13 +155,50 @@ _CP1252_HIGH = {
 
 
 def check_url(url: str) -> str:
-    """``url`` stripped, or :class:`FetchError` when it is not an absolute http(s) URL."""
+    """``url`` stripped, or :class:`FetchError` when it is not an absolute http(s) URL, or
+    when the standard library and the HTTP client would send it to different places.
+
+    The second refusal closes parser differentials: ``http://a:1\\@b:2/`` names host ``b``
+    to :func:`urllib.parse.urlsplit` (and so to an approval policy or a log reading it) but
+    host ``a`` to requests, which would connect there.
+    """
     url = url.strip() if isinstance(url, str) else ""
+    refusal = f"Not a web address: {url!r}. Give a full URL starting with http:// or https://."
     if not _is_web_url(url):
+        raise FetchError(refusal)
+    try:
+        sent = destination(prepared_url(url))
+    except (requests.RequestException, ValueError):
+        raise FetchError(refusal) from None
+    read = destination(url, idna=True)
+    if sent != read:
         raise FetchError(
-            f"Not a web address: {url!r}. Give a full URL starting with http:// or https://."
+            f"Ambiguous web address: {url!r} names host {read[1]}:{read[2]} to one URL "
+            f"reader and {sent[1]}:{sent[2]} to the HTTP client. Write it without "
+            "backslashes, percent-escapes or '@' in the host part."
         )
     return url
+
+
+def prepared_url(url: str) -> str:
+    """The URL exactly as requests will send it (its own parsing and normalisation)."""
+    prepared = requests.PreparedRequest()
+    prepared.prepare_url(url, None)
+    return str(prepared.url)
+
+
+def destination(url: str, *, idna: bool = False) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` a URL connects to, read the way requests' transport reads a
+    prepared URL (:func:`urllib.parse.urlsplit`, default ports filled in). ``idna``
+    encodes a non-ASCII host as requests does when preparing it. Raises ``ValueError`` for
+    a port that is not a number."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = parts.hostname or ""
+    if idna and not host.isascii():
+        with contextlib.suppress(UnicodeError):
+            host = host.encode("idna").decode("ascii")
+    return scheme, host, parts.port or (443 if scheme == "https" else 80)
 
 
 def _is_web_url(url: str) -> bool:
@@ -414,6 +451,10 @@ def send_same_host(
         if response.status not in _REDIRECT_STATUSES or not location:
             return Submitted(response)
         target = urljoin(response.url, location)
+        try:
+            check_url(target)
+        except FetchError as exc:
+            return Submitted(response, f"Not followed: {exc} Nothing was sent there.")
         if not same_host(current, target):
             return Submitted(
                 response,
@@ -433,14 +474,17 @@ def send_same_host(
 
 
 def same_host(origin: str, target: str) -> bool:
-    """Whether ``target`` is on ``origin``'s host and port (an upgrade to https counts)."""
-    a, b = urlsplit(origin), urlsplit(target)
-    if b.scheme.lower() not in ("http", "https") or a.hostname != b.hostname:
+    """Whether ``target`` is on ``origin``'s host and port (an upgrade to https counts).
+
+    Both are compared as requests will send them (:func:`prepared_url`), so the rule is
+    decided by the same parsing that picks the connection.
+    """
+    try:
+        a, b = destination(prepared_url(origin)), destination(prepared_url(target))
+    except (requests.RequestException, ValueError):
         return False
-    if (a.scheme.lower(), b.scheme.lower()) == ("http", "https"):
-        return a.port in (None, 80) and b.port in (None, 443)
-    return a.scheme.lower() == b.scheme.lower() and _port(a) == _port(b)
-
-
-def _port(parts: Any) -> int:
-    return parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    if b[0] not in ("http", "https") or a[1] != b[1]:
+        return False
+    if (a[0], b[0]) == ("http", "https"):
+        return a[2] == 80 and b[2] == 443
+    return a == b
