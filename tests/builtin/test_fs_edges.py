@@ -46,16 +46,27 @@ def test_writers_refuse_a_fifo_and_leave_it_a_fifo(fifo, tool):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.fixture
+def device(tmp_path):
+    """A character device node of the test's own (a null device made with mknod as root),
+    so a writer that wrongly replaces it can never damage the system's /dev/null."""
+    if os.geteuid() != 0:
+        return "/dev/null"  # /dev is not writable without root: nothing can replace it
+    path = tmp_path / "null-device"
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    return str(path)
+
+
 @pytest.mark.parametrize("tool", [write_file, edit_file], ids=["write_file", "edit_file"])
-def test_writers_refuse_a_device_node_even_through_a_symlink(tmp_path, tool):
+def test_writers_refuse_a_device_node_even_through_a_symlink(tmp_path, device, tool):
     link = tmp_path / "looks-like-a-file.txt"
-    link.symlink_to("/dev/null")
-    for target in ("/dev/null", str(link)):
+    link.symlink_to(device)
+    for target in (device, str(link)):
         args = (target, "x") if tool is write_file else (target, "a", "b")
         out = _in_a_thread(tool, *args)
         assert out.startswith("Error:") and "character device" in out, out
-        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
-    assert read_file("/dev/null").startswith("Error:")
+        assert stat.S_ISCHR(os.stat(device).st_mode)
+    assert read_file(device).startswith("Error:")
 
 
 def test_write_file_refuses_a_directory_behind_a_symlink(tmp_path):
