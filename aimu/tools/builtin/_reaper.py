@@ -3,7 +3,7 @@
 Run as ``python -I -S _reaper.py PARENT_PID PROGRAM [ARGS...]`` by :mod:`._process`. It
 makes itself a child subreaper, so every descendant that leaves the process group or the
 session (``setsid``, ``set -m``, a double fork) is re-parented to it rather than to init;
-then it starts the program in a session of its own and waits. When the program exits, or
+then it spawns the program in a session of its own and waits. When the program exits, or
 the tool asks it to stop (SIGTERM: a timeout, a cancelled call) or the tool's process
 dies (its parent-death signal), it kills every descendant it can see in ``/proc`` and reaps
 them until none is left, then exits the way the program did.
@@ -12,15 +12,14 @@ Before starting the program it also narrows what the program can read of the too
 process: as root it drops ``CAP_SYS_PTRACE``, ``CAP_SYS_ADMIN`` and ``CAP_PERFMON`` from
 the bounding set (each alone lets root read a non-dumpable process's ``/proc/<pid>/environ``
 and memory; the tool's process makes itself non-dumpable while it supervises), so neither
-the program nor anything it runs can regain them. Standard library only, fast to start.
+the program nor anything it runs can regain them. Standard library only, and kept fast to start.
 """
 
 from __future__ import annotations
 
-import contextlib
+import _signal as signal  # the C module: ``signal`` would import enum, a slow start
 import ctypes
 import os
-import signal
 import sys
 
 _PR_SET_PDEATHSIG = 1
@@ -74,16 +73,29 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def _quietly(send, *args: int) -> bool:
+    """Send a signal; ``False`` if the process or group is already gone."""
+    try:
+        send(*args)
+    except OSError:
+        return False
+    return True
+
+
 def _kill_everything(program: int) -> None:
-    """SIGKILL every live descendant and reap children until there are none."""
-    with contextlib.suppress(OSError):
-        os.killpg(program, signal.SIGKILL)
+    """SIGKILL every live descendant and reap children until there are none.
+
+    Every descendant is a child or has a living ancestor that is one (orphans are
+    re-parented here), so with no child left there is nothing to look for in ``/proc``.
+    """
+    _quietly(os.killpg, program, signal.SIGKILL)
     me = os.getpid()
     while True:
-        for pid in _descendants(me):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
         try:
+            if os.waitpid(-1, os.WNOHANG)[0]:
+                continue
+            for pid in _descendants(me):
+                _quietly(os.kill, pid, signal.SIGKILL)
             os.waitpid(-1, 0)
         except ChildProcessError:
             return
@@ -101,9 +113,11 @@ def _exit_like(status: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ImportError, ValueError, OSError):
         pass
-    with contextlib.suppress(OSError, ValueError):
+    try:
         signal.signal(number, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+    except (OSError, ValueError):
+        pass  # SIGKILL and SIGSTOP cannot be handled; they need no reset
     os.kill(os.getpid(), number)
     os._exit(128 + number)
 
@@ -125,14 +139,9 @@ def main(parent: int, argv: list[str]) -> None:
             for capability in (_CAP_SYS_PTRACE, _CAP_SYS_ADMIN, _CAP_PERFMON):
                 _prctl(_PR_CAPBSET_DROP, capability)
         signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
-        program = os.fork()
-        if program == 0:
-            _become_program(argv)
+        program = _spawn(argv)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
-        while True:
-            pid, status = os.waitpid(program, 0)
-            if pid == program:
-                break
+        status = os.waitpid(program, 0)[1]
     except _Stop:
         status = None
     for number in _STOPPING:
@@ -142,20 +151,16 @@ def main(parent: int, argv: list[str]) -> None:
     _exit_like(status)
 
 
-def _become_program(argv: list[str]) -> None:
+def _spawn(argv: list[str]) -> int:
+    """Start the program in a session of its own, with default signal handling."""
+    defaults = [*_STOPPING, signal.SIGPIPE, signal.SIGXFSZ]
     try:
-        for number in (*_STOPPING, signal.SIGPIPE):
-            signal.signal(number, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
-        for name in ("SIGXFSZ", "SIGXFZ"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-        os.setsid()
-        os.execv(argv[0], argv)
-    except BaseException as exc:
-        message = getattr(exc, "strerror", None) or str(exc)
-        os.write(2, f"cannot run {argv[0]}: {message}\n".encode())
-    os._exit(127)
+        return os.posix_spawn(
+            argv[0], argv, os.environ, setsid=True, setsigdef=defaults, setsigmask=()
+        )
+    except OSError as exc:
+        os.write(2, f"cannot run {argv[0]}: {exc.strerror or exc}\n".encode())
+        os._exit(127)
 
 
 if __name__ == "__main__":
