@@ -89,6 +89,8 @@ def read_file(path: str, max_lines: int = 2000, offset: int = 1) -> str:
         return _undecodable(path)
     except FsError as exc:
         return f"Error: {exc}"
+    except _files.NotRegularFile as exc:
+        return f"Error: {exc}; read_file reads regular files only."
     except OSError as exc:
         return f"Error: cannot read '{path}': {exc.strerror or exc}"
     return _page(path, window, offset)

@@ -91,7 +91,7 @@ def run(
     appended to ``argv``; what the child writes there comes back as ``result``. Raises
     ``OSError`` when the program cannot be started.
     """
-    argv = [_program(argv[0], env), *argv[1:]]
+    argv = [_program(argv[0], env, cwd), *argv[1:]]
     pass_fds: tuple[int, ...] = ()
     result_read = None
     if result_channel:
@@ -127,10 +127,14 @@ def run(
                 os.close(fd)
 
 
-def _program(name: str, env: Mapping[str, str]) -> str:
-    """``name`` as a path (looked up on the child's ``PATH`` when it has no slash), or the
-    ``OSError`` an exec of it would raise, before the reaper starts."""
-    path = name if os.sep in name else shutil.which(name, path=env.get("PATH", os.defpath))
+def _program(name: str, env: Mapping[str, str], cwd: str | None) -> str:
+    """``name`` as a path (looked up on the child's ``PATH`` when it has no slash, taken
+    from ``cwd`` when relative), or the ``OSError`` an exec of it would raise, before the
+    reaper starts."""
+    if os.sep in name:
+        path: str | None = os.path.join(cwd or "", name)
+    else:
+        path = shutil.which(name, path=env.get("PATH", os.defpath))
     if path is None or not os.path.isfile(path):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
     if not os.access(path, os.X_OK):
@@ -174,7 +178,8 @@ def _supervise(
                     if exited:
                         break
                     if stopping:
-                        _kill_group(proc)
+                        if proc.poll() is None:
+                            _kill_group(proc)
                         break
                     timed_out = stopping = True
                     proc.send_signal(signal.SIGTERM)
@@ -253,8 +258,9 @@ class _Dumpable:
     """This process's dumpable flag, cleared while any supervised child runs (Linux).
 
     A non-dumpable process's ``/proc/<pid>/environ`` and memory are unreadable to other
-    processes of the same user that lack ``CAP_SYS_PTRACE`` (the reaper drops it for a
-    root child), so a child cannot lift API keys from this process's initial environment.
+    processes of the same user that lack ``CAP_SYS_PTRACE`` (the reaper drops it, and the
+    two other capabilities that allow it, for a root child), so a child cannot lift API
+    keys from this process's initial environment.
     The flag is restored when the last child ends: a debugger or profiler can attach again.
     """
 
