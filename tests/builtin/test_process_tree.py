@@ -86,13 +86,12 @@ def test_cancelling_a_threaded_call_kills_the_whole_tree(tmp_path, process_dies)
     marker = tmp_path / "pid"
     command = f"setsid sh -c 'echo $$ > {marker}; exec sleep 1000' & sleep 1000"
 
-    async def scenario() -> float:
+    async def scenario() -> None:
         task = asyncio.create_task(run_in_thread(run_command, command, timeout=600))
         await asyncio.to_thread(_wait_for_pid, marker)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return time.monotonic()
 
     asyncio.run(scenario())
     assert process_dies(int(marker.read_text()), within=5)
@@ -149,3 +148,22 @@ def test_children_cannot_read_this_processs_initial_environment():
     assert secret not in tool_output
     assert tool_output.count("exit code:") == 1 and "/environ" in tool_output
     assert "DUMPABLE 1" in out, "the caller is dumpable again once its children are gone"
+
+
+def test_when_the_calling_process_dies_its_commands_die_too(tmp_path, process_dies):
+    marker = tmp_path / "pid"
+    command = f"setsid sh -c 'echo $$ > {marker}; exec sleep 1000' & sleep 1000"
+    caller = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from aimu.tools.builtin import run_command\nrun_command({command!r}, timeout=600)",
+        ],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        escaped = _wait_for_pid(marker)
+        caller.kill()
+    finally:
+        caller.wait()
+    assert process_dies(escaped, within=5)
