@@ -86,14 +86,16 @@ def test_cancelling_a_threaded_call_kills_the_whole_tree(tmp_path, process_dies)
     marker = tmp_path / "pid"
     command = f"setsid sh -c 'echo $$ > {marker}; exec sleep 1000' & sleep 1000"
 
-    async def scenario() -> None:
-        task = asyncio.create_task(run_in_thread(run_command, command, timeout=600))
+    async def scenario() -> float:
+        task = asyncio.create_task(run_in_thread(run_command, command, timeout=120))
         await asyncio.to_thread(_wait_for_pid, marker)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        return time.monotonic()
 
-    asyncio.run(scenario())
+    cancelled_at = asyncio.run(scenario())  # returns once the worker thread has finished
+    assert time.monotonic() - cancelled_at < 10, "the call ran on after its cancellation"
     assert process_dies(int(marker.read_text()), within=5)
 
 
