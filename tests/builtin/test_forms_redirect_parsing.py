@@ -185,3 +185,17 @@ def test_an_ambiguous_address_from_the_model_is_refused_before_sending(site, oth
     ):
         assert text.startswith("Ambiguous web address:"), text
     assert other.log == [] and site.paths == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://bücher.example/katalog",
+        "http://[::1]:8080/x",
+        "http://user:p%40ss@host.example/",
+        "HTTP://Example.COM:80/a?b=@c#@d",
+    ],
+    ids=["idn", "ipv6", "userinfo", "case-and-default-port"],
+)
+def test_plain_addresses_of_every_shape_are_not_called_ambiguous(url):
+    assert _http.check_url(url) == url

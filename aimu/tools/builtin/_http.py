@@ -117,16 +117,13 @@ def decode(body: bytes, charset: str | None, *, html: bool = False) -> str:
     text picks a wrong code page and turns "crème" into "crčme".
     """
     stripped, bom = EncodingDetector.strip_byte_order_mark(body)
-    in_document = EncodingDetector.find_declared_encoding(body, is_html=html)
-    for label, data in (
-        (bom, stripped),
-        (charset, body),
-        ("utf-8", body),
-        (in_document, body),
-    ):
-        if (text := _decode_as(data, label)) is not None:
+    if (text := _decode_as(stripped, bom)) is not None:
+        return text
+    for label in (charset, "utf-8"):
+        if (text := _decode_as(body, label)) is not None:
             return text
-    return _windows_1252(body)
+    declared = EncodingDetector.find_declared_encoding(body, is_html=html)
+    return _decode_as(body, declared) or _windows_1252(body)
 
 
 def _decode_as(data: bytes, label: Any) -> str | None:
