@@ -41,7 +41,7 @@ def test_read_file_truncation_names_the_offset_to_continue_from(tmp_path):
     path.write_text("".join(f"line {i}\n" for i in range(1, 11)))
     first = read_file(str(path), max_lines=4)
     assert first.startswith("line 1\nline 2\nline 3\nline 4\n")
-    assert "showing lines 1-4" in first and "offset=5" in first
+    assert "showing lines 1-4 of 10" in first and "offset=5" in first
     middle = read_file(str(path), max_lines=4, offset=5)
     assert middle.startswith("line 5\n") and "offset=9" in middle
     last = read_file(str(path), max_lines=4, offset=9)
@@ -57,7 +57,8 @@ def test_read_file_exactly_at_the_window_is_not_called_truncated(tmp_path):
 def test_read_file_past_the_end_and_bad_arguments(tmp_path):
     path = tmp_path / "short.txt"
     path.write_text("x\n")
-    assert "fewer than 5 lines" in read_file(str(path), offset=5)
+    past = read_file(str(path), offset=5)
+    assert past.startswith("Error:") and "past the end" in past and "has 1 line." in past
     assert read_file(str(path), max_lines=0).startswith("Error:")
     assert read_file(str(path), offset=0).startswith("Error:")
     assert "does not exist" in read_file(str(tmp_path / "nope"))

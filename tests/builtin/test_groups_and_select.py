@@ -25,10 +25,23 @@ def test_groups_hold_the_documented_tools():
     }  # fmt: skip
 
 
-def test_all_tools_is_every_group_except_the_code_runners():
+def test_all_tools_is_every_group_except_the_code_runners_and_the_file_writers():
     everything = builtin.web + builtin.fs + builtin.compute + builtin.time + builtin.misc
-    expected = [n for n in names(everything) if n not in ("execute_python", "run_command")]
+    left_out = ("execute_python", "run_command", "write_file", "edit_file")
+    expected = [n for n in names(everything) if n not in left_out]
     assert names(builtin.ALL_TOOLS) == expected
+    assert not set(names(builtin.ALL_TOOLS)) & set(names(builtin.unscoped))
+
+
+def test_all_tools_against_fs_leaves_only_what_is_added_back():
+    kept = builtin.select(builtin.ALL_TOOLS, exclude=builtin.fs)
+    assert not set(names(kept)) & set(names(builtin.fs))
+
+
+def test_get_webpage_is_the_web_reader_under_its_reference_name(tmp_path):
+    assert builtin.get_webpage is builtin.get_web_content
+    assert "get_webpage" in builtin.__all__
+    assert "not a web address" in builtin.get_webpage(str(tmp_path)).lower()
 
 
 def test_unscoped_names_the_tools_that_reach_anything():
@@ -84,9 +97,9 @@ def test_include_applies_before_exclude():
 
 
 def test_the_result_is_deduplicated_by_name_keeping_order():
-    assert names(builtin.select(builtin.ALL_TOOLS + builtin.fs, exclude=builtin.compute)) == [
-        n for n in names(builtin.ALL_TOOLS) if n != "calculate"
-    ]
+    picked = builtin.select(builtin.ALL_TOOLS + builtin.fs, exclude=builtin.compute)
+    expected = [n for n in names(builtin.ALL_TOOLS) if n != "calculate"]
+    assert names(picked) == [*expected, "write_file", "edit_file"]
 
 
 def test_a_misspelled_exclusion_raises_naming_it():

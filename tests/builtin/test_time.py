@@ -26,6 +26,14 @@ def test_current_time_defaults_to_the_local_zone_by_its_iana_name(monkeypatch):
     assert abs(_reported_instant(out) - datetime.now(UTC)) < timedelta(minutes=1)
 
 
+def test_current_time_also_gives_the_same_instant_in_utc():
+    out = get_current_date_and_time("Asia/Tokyo")
+    local = _reported_instant(out)
+    utc = datetime.fromisoformat(out.rsplit("UTC: ", 1)[1])
+    assert utc.utcoffset() == timedelta(0)
+    assert utc == local
+
+
 def test_an_unknown_zone_is_a_correctable_error_with_suggestions():
     out = get_current_date_and_time("Europe/Berln")
     assert out.startswith("Error: unknown timezone 'Europe/Berln'")
@@ -69,11 +77,13 @@ def test_an_offset_in_the_input_wins_over_from_timezone():
 def test_a_time_without_a_date_is_refused_with_an_example():
     out = convert_time("3:00 PM", "UTC", "Asia/Tokyo")
     assert out.startswith("Error:") and "no date" in out and "2026-11-02 3:00 PM" in out
+    assert "get_current_date_and_time" in out
 
 
 def test_unreadable_input_names_the_expected_format():
     out = convert_time("next tuesday", "UTC", "Asia/Tokyo")
     assert out.startswith("Error:") and "ISO 8601" in out
+    assert "get_current_date_and_time" in out
 
 
 def test_a_time_skipped_by_spring_forward_is_flagged_with_both_readings():

@@ -255,7 +255,27 @@ def test_latin1_label_decodes_windows_1252_quotes_as_browsers_do(server):
     assert get_web_content(url) == "“Quoted” – dash"
 
 
-def test_undeclared_charset_is_detected(server):
+@pytest.mark.parametrize("text", ["café crème brûlée", "naïve “quotes” – 5 €"])
+def test_undeclared_text_that_is_not_utf8_is_read_as_windows_1252(server, text):
+    url = _serve(server, "/menu.txt", text.encode("cp1252"), "text/plain")
+
+    assert get_web_content(url) == text
+
+
+def test_undeclared_utf8_stays_utf8(server):
+    url = _serve(server, "/menu-utf8.txt", "café crème brûlée".encode(), "text/plain")
+
+    assert get_web_content(url) == "café crème brûlée"
+
+
+def test_a_byte_order_mark_decides_the_encoding(server):
+    body = "\ufeffZürich".encode("utf-16-le")
+    url = _serve(server, "/bom.txt", body, "text/plain")
+
+    assert get_web_content(url) == "Zürich"
+
+
+def test_long_undeclared_windows_1252_prose_is_read_whole(server):
     prose = (
         "Les élèves étudièrent la géographie française près du lac. Ils dînèrent à côté de "
         "l'église, où l'été précédent on avait célébré une fête très animée. "

@@ -7,11 +7,14 @@
 ``builtin.compute``     calculate, execute_python, run_command
 ``builtin.time``        get_current_date_and_time, convert_time
 ``builtin.misc``        echo
-``builtin.ALL_TOOLS``   all of the above except execute_python and run_command
+``builtin.ALL_TOOLS``   all of the above except execute_python and run_command, and of
+                        fs only the reading members (list_directory, read_file)
 ``builtin.unscoped``    the tools that reach anything the account can: execute_python,
                         run_command, write_file, edit_file
 ======================  ==============================================================
 
+``get_webpage`` is another name for ``get_web_content`` (the reference library's name for
+the reader), kept so code written for it runs unchanged; the model sees one tool either way.
 ``execute_python_in_process`` is an explicit opt-in, in no group. ``select`` narrows a list.
 The factories bind a tool to a resource or a policy; those whose modules pull heavier
 dependencies (``make_web_tools``, ``make_memory_tools``, ``make_retrieval_tool``,
@@ -40,7 +43,8 @@ fs = [list_directory, read_file, write_file, edit_file]
 compute = [calculate, execute_python, run_command]
 time = [get_current_date_and_time, convert_time]
 misc = [echo]
-ALL_TOOLS = [*web, *fs, calculate, *time, *misc]
+get_webpage = get_web_content
+ALL_TOOLS = [*web, list_directory, read_file, calculate, *time, *misc]
 unscoped = [execute_python, run_command, write_file, edit_file]
 
 _LAZY = {
@@ -72,6 +76,7 @@ __all__ = [
     "get_current_date_and_time",
     "get_weather",
     "get_web_content",
+    "get_webpage",
     "get_webpage_html",
     "list_directory",
     "make_command_tool",

@@ -31,11 +31,12 @@ _PYTHON_DOC = """\
 Execute Python code in a fresh subprocess and return its output.
 
 NOT A SECURITY BOUNDARY: this is isolation, not containment. The subprocess buys a hard
-timeout ({timeout} s; the process and everything it started are then killed), crash
-isolation, a memory cap of {memory} (on Linux), and no access to this process's environment
-variables: API keys set there are invisible to the code. It does not confine the filesystem
-or the network: the code runs as the same user and can read credential files on disk. Gate it
-with tool approval for untrusted callers; use a container for real containment.
+timeout ({timeout} s), crash isolation, a memory cap of {memory} (on Linux), and no access
+to this process's environment variables. When the call ends, times out or is cancelled,
+the process and everything it started are killed, also what left its process group or
+session.
+
+{secrets}
 
 Restricted builtins (no open, exec, eval, input) and an import allowlist guard against
 accidents, the same guard execute_python_in_process uses. Each call starts from scratch:
@@ -72,14 +73,29 @@ def execute_python(code: str) -> str:
     return format_run(done.stdout, done.stderr, outcome)
 
 
+_SECRETS_DOC = """\
+What the code can still reach. On Linux it cannot read this process's initial
+environment through /proc (this process is non-dumpable while children run, and a root
+child loses CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON), but it can read the
+environment of other processes of the same user that are dumpable (the Jupyter server or
+the shell that started Python often hold the same keys), and as root every other
+capability remains. It runs as the same user: credential files on disk, the network, and
+signals (killing its supervisor lets its descendants escape) are not confined. Gate it
+with tool approval for untrusted callers; use a container for real containment."""
+
 execute_python.__doc__ = _PYTHON_DOC.format(
-    timeout=PYTHON_TIMEOUT, memory=f"{MEMORY_LIMIT >> 20} MB", **describe_modules(_ALLOWED)
+    timeout=PYTHON_TIMEOUT,
+    memory=f"{MEMORY_LIMIT >> 20} MB",
+    secrets=_SECRETS_DOC,
+    **describe_modules(_ALLOWED),
 )
 execute_python = tool(read_only=False)(execute_python)
 
 
 def _python_failure(done: _process.Finished) -> str:
-    if done.timed_out:
+    if done.cancelled:
+        head = "Error: the call was cancelled; the process and everything it started were killed."
+    elif done.timed_out:
         head = (
             f"Error: timed out after {PYTHON_TIMEOUT} s; the process and everything it started "
             "were killed. Make the code finish sooner (smaller input, fewer iterations)."
@@ -134,13 +150,19 @@ def make_command_tool(*, env_passthrough: Iterable[str] = ()) -> Callable[..., s
         nonzero exit code is a normal result, not a failure of this tool: read the output
         (pytest exits 1 when a test fails; grep exits 1 when nothing matches). Standard
         input is closed, so commands that prompt fail rather than wait. Each stream is cut in
-        the middle beyond about 16,000 characters. When the command ends, or times out,
-        everything it started in the background is killed.
+        the middle beyond about 16,000 characters. When the command ends, times out or is
+        cancelled, everything it started is killed, also what left its process group or
+        session (setsid, set -m).
 
-        NOT A SECURITY BOUNDARY: this is isolation, not containment. The command runs as
-        this user: it can read credential files on disk, reach the network and signal this
-        process. Environment variables are an allowlist without API keys. There is no
-        memory cap. Gate it with tool approval for untrusted callers.
+        NOT A SECURITY BOUNDARY: this is isolation, not containment. Environment variables
+        are an allowlist without API keys, and on Linux the command cannot read this
+        process's initial environment through /proc (this process is non-dumpable while
+        commands run; a root command loses CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON).
+        What remains: the environment of other dumpable processes of the same user (the
+        Jupyter server, the shell that started Python), every other root capability, and
+        everything the user can do: read credential files on disk, reach the network,
+        signal this process or its own supervisor (which lets its descendants escape).
+        There is no memory cap. Gate it with tool approval for untrusted callers.
 
         Args:
             command: The command line, e.g. "ls -la" or "python -m pytest -q tests".
@@ -169,7 +191,9 @@ def _run_command(command: str, cwd: str, timeout: int, passthrough: tuple[str, .
         )
     except OSError as exc:
         return f"Error: could not start /bin/sh: {exc.strerror or exc}"
-    if done.timed_out:
+    if done.cancelled:
+        head = "Stopped: the call was cancelled; the command and everything it started were killed."
+    elif done.timed_out:
         head = (
             f"Timed out after {seconds} s; the command and everything it started were killed. "
             "Output so far:"

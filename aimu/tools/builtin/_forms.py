@@ -43,7 +43,8 @@ def make_web_tools(
 
     Pass your own ``session`` to share one across tool sets or to carry credentials (a bearer
     token in ``session.headers``, a cookie from a prior login); otherwise a fresh one is made.
-    ``timeout`` is seconds per network operation; ``max_content_chars`` caps each result.
+    ``timeout`` is the seconds one call may take in all, redirects included (a server that
+    trickles its answer is cut off); ``max_content_chars`` caps each result.
     ``user_agent`` is sent on every call, over the session's own; ``None`` sends none and
     leaves the session's User-Agent in charge.
 

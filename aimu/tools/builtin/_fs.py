@@ -1,19 +1,17 @@
 """The filesystem tools: list, read (paged), write and edit text files.
 
-Text is UTF-8. A binary file or undecodable bytes get a message, never a crash or a page of
-noise. Writes are atomic: the new content goes to a temporary file beside the target, which
-then replaces it in one rename, so a failure part-way leaves the old file as it was.
+Text is UTF-8. A binary file, undecodable bytes or a target that is not a regular file get a
+message, never a crash, a hang or a page of noise. Reads and writes go through
+:mod:`._files`: a read holds only its window in memory; a write is atomic (a temporary file
+renamed over the target) unless the file has other hard links, which keep seeing it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import os
-import secrets
-import stat
 from pathlib import Path
 
+from aimu.tools.builtin import _files
 from aimu.tools.decorator import tool
 
 MAX_ENTRIES = 1_000
@@ -73,7 +71,8 @@ def read_file(path: str, max_lines: int = 2000, offset: int = 1) -> str:
     reads exactly like a complete one. Paging with offset is how a file larger than one
     window gets read whole; raising max_lines to swallow a large file in one call spends the
     context window the rest of the task needs. At most 100,000 characters are returned per
-    call. Binary files are refused with a message.
+    call. Binary files, and anything that is not a regular file (a FIFO, a device), are
+    refused with a message.
 
     Args:
         path: Path to the file to read.
@@ -83,43 +82,44 @@ def read_file(path: str, max_lines: int = 2000, offset: int = 1) -> str:
     if max_lines < 1 or offset < 1:
         return "Error: max_lines and offset must be 1 or more."
     try:
-        target = _existing_file(path)
-        _refuse_binary(target, path)
-        with open(target, encoding="utf-8", newline="") as f:
-            lines = list(itertools.islice(f, offset - 1, offset - 1 + max_lines + 1))
+        with _files.open_regular(_existing(path)) as (fd, info):
+            _refuse_binary(fd, info, path)
+            window = _files.read_lines(fd, offset, max_lines, MAX_READ_CHARS)
     except UnicodeDecodeError:
         return _undecodable(path)
     except FsError as exc:
         return f"Error: {exc}"
+    except _files.NotRegularFile as exc:
+        return f"Error: {exc}; read_file reads regular files only."
     except OSError as exc:
         return f"Error: cannot read '{path}': {exc.strerror or exc}"
-    return _page(path, lines, offset, max_lines)
+    return _page(path, window, offset)
 
 
-def _page(path: str, lines: list[str], offset: int, max_lines: int) -> str:
-    if not lines:
-        return "(empty file)" if offset == 1 else f"Error: '{path}' has fewer than {offset} lines."
-    more = len(lines) > max_lines
-    lines = lines[:max_lines]
-    kept, size = [], 0
-    for line in lines:
-        if size + len(line) > MAX_READ_CHARS:
-            break
-        kept.append(line)
-        size += len(line)
-    if not kept:
-        cut = lines[0][:MAX_READ_CHARS]
+def _page(path: str, window: _files.Window, offset: int) -> str:
+    total = window.total
+    if not window.lines:
+        if total == 0:
+            return "(empty file)"
         return (
-            f"{cut}\n[truncated: line {offset} alone is longer than {MAX_READ_CHARS:,} "
-            "characters; only its start is shown.]"
+            f"Error: offset {offset} is past the end of '{path}', which has {_lines(total)}. "
+            f"Use an offset from 1 to {total}."
         )
-    if not more and len(kept) == len(lines):
-        return "".join(kept)
-    last = offset + len(kept) - 1
-    return (
-        f"{''.join(kept)}\n[truncated: showing lines {offset}-{last}; more follow. Call "
-        f"read_file again with offset={last + 1} to continue.]"
-    )
+    last = offset + len(window.lines) - 1
+    follow = f" Call read_file again with offset={last + 1} to continue." if last < total else ""
+    if window.cut_short:
+        return (
+            f"{window.lines[0]}\n[truncated: line {offset} of {total} alone is longer than "
+            f"{MAX_READ_CHARS:,} characters; only its start is shown.{follow}]"
+        )
+    text = "".join(window.lines)
+    if last == total:
+        return text
+    return f"{text}\n[truncated: showing lines {offset}-{last} of {total}.{follow}]"
+
+
+def _lines(count: int) -> str:
+    return f"{count:,} line" + ("" if count == 1 else "s")
 
 
 @tool(read_only=False)
@@ -128,8 +128,10 @@ def write_file(path: str, content: str) -> str:
 
     This replaces the whole file. To change part of one, use edit_file, which leaves the rest
     untouched and fails loudly if what you meant to change is not where you thought. The
-    text is written as UTF-8, exactly as given (no newline is added). The write is atomic: on
-    any failure the previous file is left as it was.
+    text is written as UTF-8, exactly as given (no newline is added). The write is atomic:
+    on any failure the previous file is left as it was (except for a file with several hard
+    links, which is rewritten in place so that every name sees the new text). Only regular
+    files are written: a FIFO, a device or a directory is refused, never replaced.
 
     Args:
         path: Path to the file to write. Parent directories are created as needed.
@@ -138,13 +140,15 @@ def write_file(path: str, content: str) -> str:
     target = Path(path).expanduser()
     try:
         data = _encode(content)
-        existed = target.exists()
-        if target.is_dir():
-            raise FsError(f"'{path}' is a directory")
+        existed = os.path.lexists(target)
         target.parent.mkdir(parents=True, exist_ok=True)
-        written = atomic_write(target, data)
+        written = _files.write(target, data)
     except FsError as exc:
         return f"Error: {exc}; nothing was written."
+    except _files.NotRegularFile as exc:
+        return f"Error: {exc}; write_file only writes regular files, so nothing was written."
+    except IsADirectoryError:
+        return f"Error: '{path}' is a directory; nothing was written."
     except OSError as exc:
         return f"Error: cannot write '{path}': {exc.strerror or exc}; nothing was written."
     verb = "Replaced" if existed else "Created"
@@ -158,7 +162,8 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
     old_str must appear exactly once. If it appears zero times, or more than once, nothing
     is written and the count is returned: include enough surrounding context to make it
     unique rather than retrying with the same ambiguous string. Whitespace and indentation
-    must match the file exactly. The write is atomic.
+    must match the file exactly. The write is atomic, except for a file with several hard
+    links, which is rewritten in place so that every name sees the edit.
 
     Args:
         path: Path to the file to edit.
@@ -168,10 +173,11 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
     if not old_str:
         return "Error: old_str is empty; give the exact text to replace."
     try:
-        target = _existing_file(path)
-        _refuse_binary(target, path)
-        with open(target, encoding="utf-8", newline="") as f:
-            text = f.read()
+        target = _existing(path)
+        with _files.open_regular(target) as (fd, info):
+            _refuse_binary(fd, info, path)
+            with open(fd, encoding="utf-8", newline="", closefd=False) as f:
+                text = f.read()
         if "\r\n" in text and old_str not in text:
             old_str, new_str = _crlf(old_str), _crlf(new_str)
         count = text.count(old_str)
@@ -183,43 +189,20 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
             )
         start = text.index(old_str)
         data = _encode(text[:start] + new_str + text[start + len(old_str) :])
-        atomic_write(target, data)
+        written = _files.write(target, data)
     except UnicodeDecodeError:
         return _undecodable(path)
     except FsError as exc:
         return f"Error: {exc}; nothing was written."
+    except _files.NotRegularFile as exc:
+        return f"Error: {exc}; edit_file only edits regular files, so nothing was written."
     except OSError as exc:
         return f"Error: cannot edit '{path}': {exc.strerror or exc}; nothing was written."
     line = text.count("\n", 0, start) + 1
-    return f"Edited {target}: replaced 1 occurrence at line {line}."
+    return f"Edited {written}: replaced 1 occurrence at line {line}."
 
 
-def atomic_write(target: Path, data: bytes) -> Path:
-    """Write ``data`` to ``target`` via a temporary file and a rename; return the path
-    written. A symlink is written through, and an existing file keeps its permissions."""
-    final = Path(os.path.realpath(target))
-    temp = final.with_name(f".{final.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        mode = stat.S_IMODE(os.stat(final).st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return final
-
-
-def _existing_file(path: str) -> Path:
+def _existing(path: str) -> Path:
     target = Path(path).expanduser()
     if not target.exists():
         raise FsError(f"'{path}' does not exist")
@@ -228,12 +211,9 @@ def _existing_file(path: str) -> Path:
     return target
 
 
-def _refuse_binary(target: Path, path: str) -> None:
-    with open(target, "rb") as f:
-        head = f.read(_SNIFF)
-    if b"\x00" in head:
-        size = target.stat().st_size
-        raise FsError(f"'{path}' is a binary file ({size} bytes), not text")
+def _refuse_binary(fd: int, info: os.stat_result, path: str) -> None:
+    if b"\x00" in os.pread(fd, _SNIFF, 0):
+        raise FsError(f"'{path}' is a binary file ({info.st_size} bytes), not text")
 
 
 def _undecodable(path: str) -> str:

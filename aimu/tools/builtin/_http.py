@@ -7,14 +7,20 @@ tools add :func:`send_same_host`, which follows a redirect only while it stays o
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
-from bs4 import UnicodeDammit
+from bs4.dammit import EncodingDetector
 from requests.structures import CaseInsensitiveDict
 
 DEFAULT_USER_AGENT = (
@@ -102,30 +108,94 @@ def _content_type(headers: CaseInsensitiveDict) -> Message:
 
 
 def decode(body: bytes, charset: str | None, *, html: bool = False) -> str:
-    """Decode ``body``: the declared ``charset``, a BOM, strict UTF-8, the document's own
-    declaration, then detection. UTF-8 goes before the in-document declaration because
-    bytes that decode as UTF-8 almost always are, and it spares detection on large pages.
+    """Decode ``body``: a BOM, the declared ``charset``, strict UTF-8, the document's own
+    declaration, then Windows-1252, which every byte sequence decodes as.
+
+    UTF-8 goes before the in-document declaration because bytes that decode as UTF-8 almost
+    always are. Undeclared bytes that are not UTF-8 are read as Windows-1252 (what browsers
+    do for Western pages) rather than guessed at: a statistical guess on a short Latin-1
+    text picks a wrong code page and turns "crème" into "crčme".
     """
-    known = []
-    if isinstance(charset, str) and charset.strip():
-        label = charset.strip().strip("'\"").lower()
-        known.append("windows-1252" if label in _AS_WINDOWS_1252 else label)
-    dammit = UnicodeDammit(
-        body, known_definite_encodings=known, user_encodings=["utf-8"], is_html=html
-    )
-    if dammit.unicode_markup is None:
-        return body.decode("utf-8", errors="replace")
-    return dammit.unicode_markup
+    stripped, bom = EncodingDetector.strip_byte_order_mark(body)
+    if (text := _decode_as(stripped, bom)) is not None:
+        return text
+    for label in (charset, "utf-8"):
+        if (text := _decode_as(body, label)) is not None:
+            return text
+    declared = EncodingDetector.find_declared_encoding(body, is_html=html)
+    return _decode_as(body, declared) or _windows_1252(body)
+
+
+def _decode_as(data: bytes, label: Any) -> str | None:
+    """``data`` decoded with the codec ``label`` names, or ``None`` when it cannot be."""
+    if not isinstance(label, str) or not label.strip():
+        return None
+    name = label.strip().strip("'\"").lower()
+    if name in _AS_WINDOWS_1252 or name in ("windows-1252", "cp1252"):
+        return _windows_1252(data)
+    try:
+        return data.decode(name)
+    except (LookupError, UnicodeDecodeError):
+        return None
+
+
+def _windows_1252(data: bytes) -> str:
+    """WHATWG's windows-1252: the five bytes cp1252 leaves undefined map to C1 controls."""
+    return data.decode("latin-1").translate(_CP1252_HIGH)
+
+
+_CP1252_HIGH = {
+    byte: bytes([byte]).decode("cp1252")
+    for byte in range(0x80, 0xA0)
+    if byte not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)
+}
 
 
 def check_url(url: str) -> str:
-    """``url`` stripped, or :class:`FetchError` when it is not an absolute http(s) URL."""
+    """``url`` stripped, or :class:`FetchError` when it is not an absolute http(s) URL, or
+    when the standard library and the HTTP client would send it to different places.
+
+    The second refusal closes parser differentials: ``http://a:1\\@b:2/`` names host ``b``
+    to :func:`urllib.parse.urlsplit` (and so to an approval policy or a log reading it) but
+    host ``a`` to requests, which would connect there.
+    """
     url = url.strip() if isinstance(url, str) else ""
+    refusal = f"Not a web address: {url!r}. Give a full URL starting with http:// or https://."
     if not _is_web_url(url):
+        raise FetchError(refusal)
+    try:
+        sent = destination(prepared_url(url))
+    except (requests.RequestException, ValueError):
+        raise FetchError(refusal) from None
+    read = destination(url, idna=True)
+    if sent != read:
         raise FetchError(
-            f"Not a web address: {url!r}. Give a full URL starting with http:// or https://."
+            f"Ambiguous web address: {url!r} names host {read[1]}:{read[2]} to one URL "
+            f"reader and {sent[1]}:{sent[2]} to the HTTP client. Write it without "
+            "backslashes, percent-escapes or '@' in the host part."
         )
     return url
+
+
+def prepared_url(url: str) -> str:
+    """The URL exactly as requests will send it (its own parsing and normalisation)."""
+    prepared = requests.PreparedRequest()
+    prepared.prepare_url(url, None)
+    return str(prepared.url)
+
+
+def destination(url: str, *, idna: bool = False) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` a URL connects to, read the way requests' transport reads a
+    prepared URL (:func:`urllib.parse.urlsplit`, default ports filled in). ``idna``
+    encodes a non-ASCII host as requests does when preparing it. Raises ``ValueError`` for
+    a port that is not a number."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = parts.hostname or ""
+    if idna and not host.isascii():
+        with contextlib.suppress(UnicodeError):
+            host = host.encode("idna").decode("ascii")
+    return scheme, host, parts.port or (443 if scheme == "https" else 80)
 
 
 def _is_web_url(url: str) -> bool:
@@ -149,41 +219,87 @@ def request(
     user_agent: str | None = DEFAULT_USER_AGENT,
     max_bytes: int = MAX_BODY_BYTES,
     allow_redirects: bool = True,
+    deadline: float | None = None,
     **kwargs: Any,
 ) -> Response:
     """Send one request and read its body, at most ``max_bytes`` of it (decompressed).
 
-    A body over the cap is not kept: the response comes back with ``oversize`` set and an
-    empty body. Transport failures raise :class:`FetchError` with a message a model can act
-    on; it names the host, never a header, so no credential reaches the model.
+    ``timeout`` bounds the whole exchange, not each read: a server that trickles its answer
+    a byte at a time is cut off when the time is up. ``deadline`` (a ``time.monotonic()``
+    instant) bounds it instead, for a caller spending one budget over several requests. The
+    exchange runs on a worker thread so the caller is answered on time even while a read is
+    blocked; on expiry its connection is shut down. A body over the cap is not kept: the
+    response comes back with ``oversize`` set and an empty body. Transport failures raise
+    :class:`FetchError` with a message a model can act on; it names the host, never a
+    header, so no credential reaches the model.
     """
     url = check_url(url)
     headers = {"User-Agent": user_agent} if user_agent is not None else {}
     owner = session or requests.Session()
+    if deadline is None:
+        deadline = time.monotonic() + timeout
+    done: Future[Response] = Future()
+    answered: list[requests.Response] = []
+
+    def exchange() -> None:
+        try:
+            remaining = max(deadline - time.monotonic(), 0.001)
+            with owner.request(
+                method,
+                url,
+                headers=headers,
+                timeout=remaining,
+                allow_redirects=allow_redirects,
+                stream=True,
+                **kwargs,
+            ) as response:
+                answered.append(response)
+                body, oversize = _read_capped(response, max_bytes)
+                done.set_result(
+                    Response(
+                        url=response.url,
+                        status=response.status_code,
+                        reason=response.reason or "",
+                        headers=response.headers,
+                        body=body,
+                        oversize=oversize,
+                    )
+                )
+        except BaseException as exc:
+            done.set_exception(exc)
+
+    worker = threading.Thread(target=exchange, name="aimu-web-request", daemon=True)
+    worker.start()
     try:
-        with owner.request(
-            method,
-            url,
-            headers=headers,
-            timeout=timeout,
-            allow_redirects=allow_redirects,
-            stream=True,
-            **kwargs,
-        ) as response:
-            body, oversize = _read_capped(response, max_bytes)
-            return Response(
-                url=response.url,
-                status=response.status_code,
-                reason=response.reason or "",
-                headers=response.headers,
-                body=body,
-                oversize=oversize,
-            )
+        return done.result(max(deadline - time.monotonic(), 0.0))
+    except FutureTimeout:
+        host = urlsplit(url).netloc
+        if not answered:
+            raise FetchError(
+                f"Timed out after {timeout:g} s waiting for {host} to answer. The server is slow "
+                "or stuck; try again later."
+            ) from None
+        raise FetchError(
+            f"Timed out after {timeout:g} s: {host} had not finished sending its response. "
+            "The server is too slow; try again later."
+        ) from None
     except requests.RequestException as exc:
         raise FetchError(describe_failure(exc, url, timeout)) from None
     finally:
+        if not done.done():
+            for response in answered:
+                _shut_down(response)
         if session is None:
             owner.close()
+
+
+def _shut_down(response: requests.Response) -> None:
+    """Wake a read blocked on ``response``'s socket by shutting the connection down."""
+    connection = getattr(response.raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _read_capped(response: requests.Response, max_bytes: int) -> tuple[bytes, bool]:
@@ -309,10 +425,12 @@ def send_same_host(
     """Send ``method`` to ``url`` and follow redirects only while they stay on its host.
 
     301, 302 and 303 continue as a GET without a body; 307 and 308 replay the method and body.
+    ``timeout`` bounds the whole chain of requests.
     A redirect to another host, or past :data:`MAX_REDIRECTS` hops, is not followed: the
     redirect response comes back with ``stopped`` explaining it, and nothing is sent onward.
     """
     current = check_url(url)
+    deadline = time.monotonic() + timeout
     hops = 0
     while True:
         response = request(
@@ -323,12 +441,17 @@ def send_same_host(
             user_agent=user_agent,
             max_bytes=max_bytes,
             allow_redirects=False,
+            deadline=deadline,
             **body,
         )
         location = response.headers.get("Location")
         if response.status not in _REDIRECT_STATUSES or not location:
             return Submitted(response)
         target = urljoin(response.url, location)
+        try:
+            check_url(target)
+        except FetchError as exc:
+            return Submitted(response, f"Not followed: {exc} Nothing was sent there.")
         if not same_host(current, target):
             return Submitted(
                 response,
@@ -348,14 +471,17 @@ def send_same_host(
 
 
 def same_host(origin: str, target: str) -> bool:
-    """Whether ``target`` is on ``origin``'s host and port (an upgrade to https counts)."""
-    a, b = urlsplit(origin), urlsplit(target)
-    if b.scheme.lower() not in ("http", "https") or a.hostname != b.hostname:
+    """Whether ``target`` is on ``origin``'s host and port (an upgrade to https counts).
+
+    Both are compared as requests will send them (:func:`prepared_url`), so the rule is
+    decided by the same parsing that picks the connection.
+    """
+    try:
+        a, b = destination(prepared_url(origin)), destination(prepared_url(target))
+    except (requests.RequestException, ValueError):
         return False
-    if (a.scheme.lower(), b.scheme.lower()) == ("http", "https"):
-        return a.port in (None, 80) and b.port in (None, 443)
-    return a.scheme.lower() == b.scheme.lower() and _port(a) == _port(b)
-
-
-def _port(parts: Any) -> int:
-    return parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    if b[0] not in ("http", "https") or a[1] != b[1]:
+        return False
+    if (a[0], b[0]) == ("http", "https"):
+        return a[2] == 80 and b[2] == 443
+    return a == b

@@ -37,6 +37,7 @@ _ABBREVIATIONS = {
 }  # fmt: skip
 _TIME_ONLY = re.compile(r"^\d{1,2}(:\d{2}){0,2}\s*([ap]\.?m\.?)?$", re.IGNORECASE)
 _MERIDIEM = re.compile(r"\s*([ap])\.?\s*m\.?$", re.IGNORECASE)
+_NOW_HINT = "For the current date and time, call get_current_date_and_time instead."
 _FORMATS = (
     "%Y-%m-%d %I:%M:%S %p",
     "%Y-%m-%d %I:%M %p",
@@ -54,7 +55,8 @@ class TimeInputError(ValueError):
 def get_current_date_and_time(timezone: str | None = None) -> str:
     """Returns the current date and time, with its UTC offset and timezone.
 
-    The answer reads like "2026-11-30T14:05:09+01:00 (Monday, CET, Europe/Berlin)".
+    The answer reads like "2026-11-30T14:05:09+01:00 (Monday, CET, Europe/Berlin); UTC:
+    2026-11-30T13:05:09Z", the same instant in UTC at the end.
 
     Args:
         timezone: IANA timezone name (e.g. "Asia/Tokyo", "America/New_York") to report the
@@ -64,7 +66,8 @@ def get_current_date_and_time(timezone: str | None = None) -> str:
         zone, name = _zone(timezone) if timezone else _local_zone()
     except TimeInputError as exc:
         return f"Error: {exc}"
-    return _describe(datetime.now(zone), name)
+    now = datetime.now(zone).replace(microsecond=0)
+    return f"{_describe(now, name)}; UTC: {_utc(now)}"
 
 
 @tool(read_only=True)
@@ -132,14 +135,15 @@ def _convert_wall_time(
 def _parse(text: str) -> datetime:
     raw = text.strip()
     if not raw:
-        raise TimeInputError("datetime_str is empty; send e.g. '2026-11-02T15:00:00'")
+        raise TimeInputError(f"datetime_str is empty; send e.g. '2026-11-02T15:00:00'. {_NOW_HINT}")
     try:
         return datetime.fromisoformat(raw)
     except ValueError:
         pass
     if _TIME_ONLY.match(raw):
         raise TimeInputError(
-            f"'{raw}' has no date; include it, e.g. '2026-11-02 {raw}' (YYYY-MM-DD first)"
+            f"'{raw}' has no date; include it, e.g. '2026-11-02 {raw}' (YYYY-MM-DD first). "
+            + _NOW_HINT
         )
     normal = re.sub(r"^(\d{4}-\d{1,2}-\d{1,2})[T ]\s*", r"\1 ", raw)
     normal = _MERIDIEM.sub(lambda m: f" {m.group(1).upper()}M", normal)
@@ -150,7 +154,7 @@ def _parse(text: str) -> datetime:
             continue
     raise TimeInputError(
         f"cannot read '{raw}' as a date and time; use ISO 8601 like '2026-11-02T15:00:00' "
-        "or '2026-11-02 3:00 PM'"
+        f"or '2026-11-02 3:00 PM'. {_NOW_HINT}"
     )
 
 
@@ -214,6 +218,10 @@ def _describe(moment: datetime, zone_name: str | None = None) -> str:
     if zone_name:
         details.append(zone_name)
     return f"{moment.isoformat(timespec='seconds')} ({', '.join(details)})"
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _offset(moment: datetime) -> str:

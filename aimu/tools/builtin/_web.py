@@ -58,7 +58,8 @@ def get_web_content(url: str, max_chars: int = 20000, offset: int = 1) -> str:
     it can be cited.
 
     A response that declares no Content-Type, or one that is not text (an image, an archive,
-    a video), is reported rather than returned. Bodies over 10 MB are refused.
+    a video), is reported rather than returned. Bodies over 10 MB are refused, and a fetch
+    still unfinished after 15 s is abandoned with a message.
 
     If the result says it was truncated, call again with the offset it names before drawing
     any conclusion from it: a partial document reads exactly like a complete one. Each call
