@@ -23,6 +23,7 @@ from IPython.core.error import UsageError
 
 from aimu.tools.approval import read_only
 from aimu.tools.results import ToolResult
+from aimu.tools.stopping import run_in_thread
 
 BUILTIN_GROUPS = ("web", "fs", "compute", "time", "misc", "all")
 NOTEBOOK_GROUPS = ("python", "notebook")
@@ -82,7 +83,7 @@ class Toolset:
             ):
                 adapted.append(fn)
             elif tool_name(fn) in self.threaded:
-                adapted.append(_async_twin(fn, lambda f, kw: asyncio.to_thread(f, **kw)))
+                adapted.append(_async_twin(fn, lambda f, kw: run_in_thread(f, **kw)))
             else:
                 adapted.append(_async_twin(fn, _after(settle, stop)))
         return adapted
