@@ -169,3 +169,27 @@ def test_when_the_calling_process_dies_its_commands_die_too(tmp_path, process_di
     finally:
         caller.wait()
     assert process_dies(escaped, within=5)
+
+
+def test_cancelling_an_agent_run_kills_a_threaded_commands_tree(tmp_path, process_dies):
+    import aimu
+    from aimu.models.providers.scripted import ScriptedClient, call
+
+    marker = tmp_path / "pid"
+    command = f"setsid sh -c 'echo $$ > {marker}; exec sleep 1000' & sleep 1000"
+    calls = [call("run_command", command=command), call("run_command", command="true")]
+    model = ScriptedClient([{"text": "", "tool_calls": calls}, "done"])
+    agent = aimu.aio.Agent(model, tools=[run_command], concurrent_tool_calls=True)
+
+    async def scenario() -> float:
+        task = asyncio.create_task(agent.run("run it"))
+        await asyncio.to_thread(_wait_for_pid, marker)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic()
+
+    cancelled_at = asyncio.run(scenario())
+    assert time.monotonic() - cancelled_at < 5, "the command ran on after the run was cancelled"
+    assert process_dies(int(marker.read_text()), within=5)
+    assert agent.messages[-1]["role"] == "assistant"
