@@ -43,6 +43,7 @@ from aimu.models.providers._common import (
     redact,
     root_cause,
 )
+from aimu.models.providers._images import prepare, sees_images
 from aimu.models.providers._think import ThinkSplitter
 
 _REQUEST_FIELDS = ("think", "keep_alive", "format", "logprobs", "top_logprobs")
@@ -120,7 +121,9 @@ class OllamaClient(ModelClient):
     ) -> AsyncIterator[ModelEvent]:
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": [_wire_message(m) for m in messages],
+            "messages": [
+                _wire_message(m) for m in prepare(messages, sees_images("ollama", self.model))
+            ],
             "stream": True,
             **self._request,
         }
@@ -216,6 +219,8 @@ def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": role, "content": message.get("content") or ""}
     if role == "tool":
         out["tool_name"] = message.get("name") or ""
+        if message.get("images"):
+            out["images"] = [image["data"] for image in message["images"]]
     elif role == "assistant" and message.get("tool_calls"):
         out["tool_calls"] = [
             {
