@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu.models.chunks import Phase, StreamChunk
+from aimu.models.providers._images import sees_images_spec
 
 MIME_TYPE = "application/vnd.aimu.run+json"
 VERSION = 1
@@ -57,6 +58,9 @@ class RunRecord:
         self._started = clock()
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
+        self._unseen = (
+            "" if sees_images_spec(model) else "the model did not see it: it reads text only"
+        )
 
     # -- folding -------------------------------------------------------------------------
 
@@ -100,6 +104,7 @@ class RunRecord:
             card["result"] = content.get("result")
             card["is_error"] = bool(content.get("is_error"))
             card["images"] = list(content.get("images") or [])
+            card["images_note"] = self._unseen if card["images"] else ""
             if card["status"] != "denied":
                 card["status"] = "error" if card["is_error"] else "done"
         elif phase is Phase.DONE and chunk.agent == self.agent:
@@ -170,6 +175,7 @@ class RunRecord:
                 "result": None,
                 "is_error": False,
                 "images": [],
+                "images_note": "",
                 "approval": None,
                 "children": [],
             }
@@ -287,7 +293,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     lines = [head]
     arguments = card["arguments"]
     if arguments:
-        lines.append(_details("arguments", _fence(pretty_arguments(arguments), "json")))
+        lines.append(_details("arguments", fence(pretty_arguments(arguments), "json")))
     if card["progress"] and card["status"] == "running":
         lines.append(f"> {_inline(_progress_text(card['progress'][-1]))}")
     if card["children"]:
@@ -295,7 +301,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
         lines.append(_details("sub-agent", _quote(inner)))
     result = card["result"]
     if result is not None:
-        body = _fence(result)
+        body = fence(result)
         long = len(result) > FOLD_CHARS or result.count("\n") >= FOLD_LINES
         if long:
             lines.append(_details(f"result ({len(result):,} characters)", body))
@@ -304,6 +310,8 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     for image in card["images"]:
         description = _inline(image.get("description") or "image")
         lines.append(f"![{description}](data:{image.get('mime_type')};base64,{image.get('data')})")
+    if card.get("images_note"):
+        lines.append(f"*{_inline(card['images_note'])}*")
     return "\n\n".join(lines)
 
 
@@ -330,7 +338,7 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.strip("\n").split("\n"))
 
 
-def _fence(text: str, language: str = "") -> str:
+def fence(text: str, language: str = "") -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
