@@ -57,14 +57,15 @@ class AgentCodeMagics(Magics):
 
         The prompt carries the last exception's traceback (trimmed) and the source of the
         cell that raised it; the python and notebook tools are available, and nothing runs
-        without the usual approval. The agent proposes the fixed cell with add_cell.
+        without the usual approval. The agent proposes the fixed cell with add_cell. (End
+        the question without "?": IPython reads a trailing "?" as a help request.)
 
         Examples
         --------
         ::
 
             %agent_fix
-            %agent_fix --model openai:gpt-4o-mini why is the column missing?
+            %agent_fix --model openai:gpt-4o-mini why is the column missing
         """
         from aimu_jupyter import runner
         from aimu_jupyter.fixing import fix_prompt, with_fix_tools

@@ -30,11 +30,14 @@ def fix_prompt(shell: Any, question: str = "") -> str:
     error = getattr(sys, "last_value", None)
     if error is None:
         raise UsageError("%agent_fix: no cell has raised an exception yet in this session")
-    number, source = failing_cell(shell, error)
-    where = f"In [{number}]" if number is not None else "the cell"
-    code = fence(_cap(source, SOURCE_CHARS), "python")
+    cells = failing_cells(shell, error)
+    shown = []
+    for index, (number, source) in enumerate(cells):
+        where = f"In [{number}]" if number is not None else "The cell"
+        role = "the cell that raised it" if index == 0 else "code the traceback passes through"
+        shown.append(f"{where} ({role}):\n{fence(_cap(source, SOURCE_CHARS), 'python')}")
     text = (
-        f"A notebook cell raised an exception.\n\n{where}:\n{code}\n\n"
+        "A notebook cell raised an exception.\n\n" + "\n\n".join(shown) + "\n\n"
         f"Traceback (trimmed):\n{fence(trimmed_traceback(error))}\n\n"
         f"{question.strip() or DEFAULT_QUESTION}\n\n"
         "The python tool runs code in this notebook's namespace (to inspect the variables); "
@@ -44,22 +47,25 @@ def fix_prompt(shell: Any, question: str = "") -> str:
     return redact_secrets(text, shell.user_ns)
 
 
-def failing_cell(shell: Any, error: BaseException) -> tuple[int | None, str]:
-    """``(execution count, source)`` of the cell the exception came from.
+def failing_cells(shell: Any, error: BaseException) -> list[tuple[int | None, str]]:
+    """``(execution count, source)`` of the cells the exception came through.
 
-    The innermost traceback frame that belongs to a cell wins; a SyntaxError names its
-    cell by filename; failing those, the last cell before the current one.
+    The cell that ran comes first (the outermost traceback frame in a cell), then cells
+    whose functions the traceback passes through; a SyntaxError names its cell by filename.
+    Failing those, the last cell before the current one.
     """
-    cells = getattr(getattr(shell, "compile", None), "_filename_map", {})
+    names = getattr(getattr(shell, "compile", None), "_filename_map", {})
     inputs = shell.user_ns.get("In") or []
-    numbers = [cells[f.filename] for f in _frames(error) if f.filename in cells]
-    if isinstance(error, SyntaxError) and error.filename in cells:
-        numbers.append(cells[error.filename])
-    if numbers and numbers[-1] < len(inputs):
-        return numbers[-1], inputs[numbers[-1]]
+    filenames = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    if isinstance(error, SyntaxError) and error.filename:
+        filenames.append(error.filename)
+    numbers = [names[name] for name in filenames if name in names]
+    found = [(n, inputs[n]) for n in dict.fromkeys(numbers) if n < len(inputs)]
+    if found:
+        return found
     if len(inputs) >= 2:
-        return len(inputs) - 2, inputs[-2]
-    return None, "(the cell's source is not available)"
+        return [(len(inputs) - 2, inputs[-2])]
+    return [(None, "(the cell's source is not available)")]
 
 
 def trimmed_traceback(error: BaseException) -> str:
@@ -78,10 +84,6 @@ def with_fix_tools(tools: str | None) -> str:
     """``--tools`` plus the python and notebook tools a fix needs."""
     items = [item.strip() for item in (tools or "").split(",") if item.strip()]
     return ",".join([*items, *(name for name in FIX_TOOLS if name not in items)])
-
-
-def _frames(error: BaseException) -> list[traceback.FrameSummary]:
-    return list(traceback.extract_tb(error.__traceback__))
 
 
 def _cap(text: str, limit: int) -> str:
