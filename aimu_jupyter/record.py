@@ -59,7 +59,7 @@ class RunRecord:
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
         self._unseen = (
-            "" if sees_images_spec(model) else "the model did not see it: it reads text only"
+            "" if sees_images_spec(model) else "The model did not see the images: it reads text only."
         )
 
     # -- folding -------------------------------------------------------------------------

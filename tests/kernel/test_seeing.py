@@ -146,8 +146,8 @@ def test_a_text_only_model_gets_the_placeholder_and_the_card_says_it_did_not_see
     result = kernel.ok("%%agent --model m --tools python --approve auto\nPlot it.")
     (card,) = tool_cards(result.record)
     assert len(card["images"]) == 1
-    assert card["images_note"] == "the model did not see it: it reads text only"
-    assert "the model did not see it" in result.bundle["text/markdown"]
+    assert card["images_note"] == "The model did not see the images: it reads text only."
+    assert "The model did not see the images" in result.bundle["text/markdown"]
     tool = wire.requests[1].json["messages"][-1]
     assert tool["role"] == "tool"
     assert "not shown, this model reads text only" in tool["content"]
