@@ -8,7 +8,7 @@ usual approval. ``%%agent --export`` and ``%%agent --fix`` do the same from an a
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Awaitable, Collection
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -75,14 +75,21 @@ class AgentCodeMagics(Magics):
         session = self._session()
         prompt = fix_prompt(self.shell, " ".join(args.question))
         tools = with_fix_tools(args.tools if args.tools is not None else session.settings().tools)
-        return runner.run(
-            session, prompt, model=args.model, tools=tools, approve=args.approve, name=args.name
+        return _without_value(
+            runner.run(
+                session, prompt, model=args.model, tools=tools, approve=args.approve, name=args.name
+            )
         )
 
     def _session(self) -> Any:
         from aimu_jupyter.magics import magics_of
 
         return magics_of(self.shell).session
+
+
+async def _without_value(run: Awaitable[Any]) -> None:
+    """Await the run; the answer is in its output already, not repeated as the cell's value."""
+    await run
 
 
 def export_conversation(session: Any, name: str | None, only: Collection[str] | None = None) -> int:

@@ -29,6 +29,8 @@ FOLD_LINES = 12
 ARGUMENT_CHARS = 300
 
 _APPROVAL_SOURCES = ("user", "policy", "timeout")
+#: What a card with images says when the run's model reads text only.
+UNSEEN = "The model did not see the images: it reads text only."
 
 
 class RunRecord:
@@ -59,7 +61,9 @@ class RunRecord:
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
         self._unseen = (
-            "" if sees_images_spec(model) else "The model did not see the images: it reads text only."
+            ""
+            if sees_images_spec(model)
+            else "The model did not see the images: it reads text only."
         )
 
     # -- folding -------------------------------------------------------------------------
