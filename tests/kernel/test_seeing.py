@@ -102,14 +102,23 @@ def test_a_dataframe_comes_back_as_a_compact_table(kernel):
     assert len(card["result"].splitlines()) < 20
 
 
+def plot_through(kernel, wire, client: str, first_turn, last_turn) -> tuple[dict, object]:
+    """Run the plotting call on the model ``client`` (kernel code) served by ``wire``."""
+    wire.script(first_turn, last_turn)
+    kernel.ok(f"m = {client}")
+    result = kernel.ok("%%agent --model m --tools python --approve auto\nPlot it.")
+    (card,) = tool_cards(result.record)
+    return card, result
+
+
 def test_the_openai_fake_receives_the_plot_as_an_image_part(kernel, wire):
-    wire.script(
+    card, _ = plot_through(
+        kernel,
+        wire,
+        f"aimu.client('openai:gpt-4o@{wire.url}/v1')",
         openai_turn("", [("call_1", "python", PLOT_ARGS)]),
         openai_turn("A rising line."),
     )
-    kernel.ok(f"m = aimu.client('openai:gpt-4o@{wire.url}/v1')")
-    result = kernel.ok("%%agent --model m --tools python --approve auto\nPlot it.")
-    (card,) = tool_cards(result.record)
     messages = wire.requests[1].json["messages"]
     assert messages[-2]["role"] == "tool" and "images" not in messages[-2]
     follow_up = messages[-1]
@@ -119,13 +128,13 @@ def test_the_openai_fake_receives_the_plot_as_an_image_part(kernel, wire):
 
 
 def test_the_anthropic_fake_receives_the_plot_inside_the_tool_result(kernel, wire):
-    wire.script(
+    card, _ = plot_through(
+        kernel,
+        wire,
+        f"aimu.client('anthropic:claude-wire', base_url='{wire.url}')",
         anthropic_turn("", [("toolu_1", "python", PLOT_ARGS)]),
         anthropic_turn("A rising line."),
     )
-    kernel.ok(f"m = aimu.client('anthropic:claude-wire', base_url='{wire.url}')")
-    result = kernel.ok("%%agent --model m --tools python --approve auto\nPlot it.")
-    (card,) = tool_cards(result.record)
     (tool_result,) = wire.requests[1].json["messages"][-1]["content"]
     assert tool_result["type"] == "tool_result"
     image = tool_result["content"][1]
@@ -138,13 +147,13 @@ def test_the_anthropic_fake_receives_the_plot_inside_the_tool_result(kernel, wir
 
 
 def test_a_text_only_model_gets_the_placeholder_and_the_card_says_it_did_not_see(kernel, wire):
-    wire.script(
+    card, result = plot_through(
+        kernel,
+        wire,
+        f"aimu.client('openai:gpt-3.5-turbo@{wire.url}/v1')",
         openai_turn("", [("call_1", "python", PLOT_ARGS)]),
         openai_turn("I read that a figure was drawn."),
     )
-    kernel.ok(f"m = aimu.client('openai:gpt-3.5-turbo@{wire.url}/v1')")
-    result = kernel.ok("%%agent --model m --tools python --approve auto\nPlot it.")
-    (card,) = tool_cards(result.record)
     assert len(card["images"]) == 1
     assert card["images_note"] == "The model did not see the images: it reads text only."
     assert "The model did not see the images" in result.bundle["text/markdown"]
