@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 from kernel_harness import start_kernel
 
@@ -146,3 +152,34 @@ def test_agent_fix_hides_secrets_in_the_traceback(kernel):
     kernel.ok("%agent_fix --model m")
     prompt = kernel.value("m.requests[0]['messages'][-1]['content']")
     assert "sk-live-abcdefgh12345" not in prompt and "[hidden]" in prompt
+
+
+def test_outside_a_kernel_export_becomes_the_next_input(tmp_path):
+    script = textwrap.dedent(
+        """
+        from IPython.terminal.interactiveshell import TerminalInteractiveShell
+
+        shell = TerminalInteractiveShell.instance()
+        for cell in (
+            "%load_ext aimu",
+            "from aimu.models.providers.scripted import ScriptedClient, call",
+            "m = ScriptedClient([call('python', code='x = 41 + 1'), 'ok'])",
+            "%%agent --model m --tools python --approve auto\\ngo",
+            "%agent_export",
+        ):
+            assert shell.run_cell(cell).success, cell
+        print(repr(shell.rl_next_input))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "IPYTHONDIR": str(tmp_path)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    exported = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert exported == "# From the agent run 'go': python call 1 of 1\nx = 41 + 1"
