@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu.models.chunks import Phase, StreamChunk
-from aimu.models.providers._images import sees_images_spec
+from aimu.models.providers._images import sees_images_spec, unsent_reason
 
 MIME_TYPE = "application/vnd.aimu.run+json"
 VERSION = 1
@@ -60,11 +60,8 @@ class RunRecord:
         self._started = clock()
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
-        self._unseen = (
-            ""
-            if sees_images_spec(model)
-            else "The model did not see the images: it reads text only."
-        )
+        self._sees_images = sees_images_spec(model)
+        self._images_sent: dict[tuple[str, int], int] = {}
 
     # -- folding -------------------------------------------------------------------------
 
@@ -108,7 +105,7 @@ class RunRecord:
             card["result"] = content.get("result")
             card["is_error"] = bool(content.get("is_error"))
             card["images"] = list(content.get("images") or [])
-            card["images_note"] = self._unseen if card["images"] else ""
+            card["images_note"] = self._images_note(chunk, card["images"])
             if card["status"] != "denied":
                 card["status"] = "error" if card["is_error"] else "done"
         elif phase is Phase.DONE and chunk.agent == self.agent:
@@ -116,6 +113,22 @@ class RunRecord:
             self.answer = content.get("text", "")
             stop = content.get("stop_reason")
             self.finish("interrupted" if stop == "interrupted" else "done")
+
+    def _images_note(self, chunk: StreamChunk, images: list[dict[str, Any]]) -> str:
+        """What the card says about images the model will not get (the providers' rules)."""
+        if not images:
+            return ""
+        if not self._sees_images:
+            return UNSEEN
+        turn = (chunk.agent, chunk.iteration)
+        notes = []
+        for number, image in enumerate(images, 1):
+            reason = unsent_reason(image, True, self._images_sent.get(turn, 0))
+            if reason:
+                notes.append(f"{image.get('description') or f'image {number}'}: {reason}")
+            else:
+                self._images_sent[turn] = self._images_sent.get(turn, 0) + 1
+        return "; ".join(notes)
 
     def finish(self, status: str, error: str | None = None) -> None:
         """Close the record: ``"done"``, ``"interrupted"`` or ``"error"`` (with a message)."""

@@ -14,6 +14,7 @@ import binascii
 import functools
 import io
 import re
+from collections.abc import Mapping
 from typing import Any
 
 SENDABLE = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -72,16 +73,11 @@ def prepare(messages: list[dict[str, Any]], sees: bool) -> list[dict[str, Any]]:
         notes: list[str] = []
         for number, image in enumerate(images, 1):
             label = image.get("description") or f"image {number}"
-            if not sees:
-                notes.append(f"[{label}: not shown, this model reads text only]")
+            reason = unsent_reason(image, sees, sent_this_turn)
+            if reason:
+                notes.append(f"[{label}: {reason}]")
                 continue
-            if sent_this_turn >= MAX_PER_TURN:
-                notes.append(f"[{label}: not sent, at most {MAX_PER_TURN} images per turn]")
-                continue
-            ready, problem = ready_image(image.get("mime_type", ""), image.get("data", ""))
-            if problem:
-                notes.append(f"[{label}: not sent, {problem}]")
-                continue
+            ready, _ = ready_image(image.get("mime_type", ""), image.get("data", ""))
             kept.append({**ready, "description": label})
             sent_this_turn += 1
         content = "\n".join([message.get("content") or "", *notes]).strip("\n")
@@ -91,6 +87,17 @@ def prepare(messages: list[dict[str, Any]], sees: bool) -> list[dict[str, Any]]:
             trimmed["images"] = kept
         out.append(trimmed)
     return out
+
+
+def unsent_reason(image: Mapping[str, Any], sees: bool, sent_this_turn: int) -> str:
+    """Why ``image`` does not go to the model (``""`` when it does), given how many images
+    of the same batch of tool results are sent before it."""
+    if not sees:
+        return "not shown, this model reads text only"
+    if sent_this_turn >= MAX_PER_TURN:
+        return f"not sent, at most {MAX_PER_TURN} images per turn"
+    _, problem = ready_image(image.get("mime_type", ""), image.get("data", ""))
+    return f"not sent, {problem}" if problem else ""
 
 
 @functools.lru_cache(maxsize=64)
