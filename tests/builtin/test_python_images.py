@@ -101,3 +101,18 @@ def test_the_callers_backend_is_put_back_after_a_run():
         assert plt.get_backend() == "svg"
     finally:
         plt.switch_backend("agg")
+
+
+def test_the_callers_open_figures_are_neither_captured_nor_closed():
+    import matplotlib.pyplot as plt
+
+    mine = plt.figure()
+    try:
+        result = make_python_in_process_tool()(
+            "import matplotlib.pyplot as plt\nplt.figure(); plt.plot([1, 2]); plt.show()"
+        )
+        assert len(result.images) == 1
+        assert plt.fignum_exists(mine.number)
+        assert plt.get_fignums() == [mine.number]
+    finally:
+        plt.close("all")

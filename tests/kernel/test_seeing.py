@@ -67,6 +67,16 @@ def test_figures_left_open_are_captured_and_later_cells_still_plot_inline(kernel
     assert any("image/png" in m["content"]["data"] for m in after.displays)
 
 
+def test_with_pyplot_already_inline_the_plot_goes_to_the_card_not_the_cell(kernel):
+    kernel.ok("import matplotlib.pyplot as plt\nplt.plot([0, 1]);")
+    kernel.ok(f"m = ScriptedClient([call('python', code={PLOT!r}), 'Seen.'])")
+    result = kernel.ok("%%agent --model m --tools python --approve auto\nplot")
+    (card,) = tool_cards(result.record)
+    assert len(card["images"]) == 1
+    assert not inline_images(result)
+    assert "inline" in kernel.value("plt.get_backend()")
+
+
 def test_code_that_does_not_plot_never_imports_matplotlib(kernel):
     kernel.ok("m = ScriptedClient([call('python', code='x = 2 + 2'), 'ok'])")
     kernel.ok("%%agent --model m --tools python --approve auto\nadd")

@@ -1,9 +1,9 @@
 """What Python-tool code draws with matplotlib, kept as PNG images.
 
-While :class:`FigureCapture` is active, pyplot draws with Agg (no window, no inline output
-in the notebook cell) and ``plt.show()`` as well as figures still open at the end become
-:class:`~aimu.tools.results.Image` values. matplotlib is never imported here: the capture
-only acts on it when the code itself imported it.
+While :class:`FigureCapture` is active, ``plt.show()`` and the figures the code left open
+become :class:`~aimu.tools.results.Image` values and are closed, so nothing shows up in the
+notebook cell itself. matplotlib is never imported here: the capture only acts on it when
+the code (or its caller) imported it.
 """
 
 from __future__ import annotations
@@ -23,13 +23,21 @@ _active: list[FigureCapture] = []
 
 
 class FigureCapture:
-    """Hand the figures code draws to ``sink``; restore the caller's backend afterwards."""
+    """Hand the figures code draws to ``sink``; leave the caller's plotting as it was.
+
+    When pyplot is already loaded its backend is kept (switching would close the caller's
+    figures) and only ``plt.show`` is replaced while the code runs; figures the caller had
+    open before are left alone. When the code is what imports pyplot, it starts on the Agg
+    capture backend, and afterwards pyplot is switched to the backend the caller would have
+    had (the notebook's inline one, usually).
+    """
 
     def __init__(self, sink: Callable[[Image], None]) -> None:
         self.sink = sink
+        self.before: set[int] = set()
         self._env: str | None = None
-        self._backend: str | None = None
         self._rc: Any = None
+        self._show: Any = None
 
     def __enter__(self) -> FigureCapture:
         self._env = os.environ.get("MPLBACKEND")
@@ -37,8 +45,9 @@ class FigureCapture:
         pyplot = sys.modules.get("matplotlib.pyplot")
         matplotlib = sys.modules.get("matplotlib")
         if pyplot is not None:
-            self._backend = pyplot.get_backend()
-            pyplot.switch_backend(BACKEND)
+            self.before = set(pyplot.get_fignums())
+            self._show = pyplot.show
+            pyplot.show = _show
         elif matplotlib is not None:  # imported, backend not chosen yet: choose ours
             self._rc = matplotlib.rcParams._get("backend")
             matplotlib.rcParams["backend"] = BACKEND
@@ -55,22 +64,31 @@ class FigureCapture:
             else:
                 os.environ["MPLBACKEND"] = self._env
             pyplot = sys.modules.get("matplotlib.pyplot")
-            if pyplot is not None:
+            if self._show is not None:
+                pyplot.show = self._show
+            elif pyplot is not None:
                 rc = self._rc if isinstance(self._rc, str) else None
-                _restore(pyplot, self._backend or rc or self._env)
+                _restore(pyplot, rc or self._env)
             elif self._rc is not None:
                 sys.modules["matplotlib"].rcParams["backend"] = self._rc
 
 
+def _show(*args: Any, **kwargs: Any) -> None:
+    """``plt.show()`` while a capture is active: keep the new figures as images."""
+    collect_open_figures()
+
+
 def collect_open_figures() -> None:
-    """Turn every open pyplot figure into a PNG for the active capture, then close it."""
+    """Turn each figure opened since the capture began into a PNG for it, then close it."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None or not _active:
         return
-    sink = _active[-1].sink
+    capture = _active[-1]
     for number in pyplot.get_fignums():
+        if number in capture.before:
+            continue
         figure = pyplot.figure(number)
-        sink(figure_image(figure))
+        capture.sink(figure_image(figure))
         pyplot.close(figure)
 
 
