@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,8 @@ BACKEND = "module://aimu.tools.builtin._mpl_backend"
 DPI = 100
 
 _active: list[FigureCapture] = []
+#: pyplot's state is global: runs that may plot take turns, whichever tool runs them.
+_turn = threading.RLock()
 
 
 class FigureCapture:
@@ -40,6 +43,7 @@ class FigureCapture:
         self._show: Any = None
 
     def __enter__(self) -> FigureCapture:
+        _turn.acquire()
         self._env = os.environ.get("MPLBACKEND")
         os.environ["MPLBACKEND"] = BACKEND
         pyplot = sys.modules.get("matplotlib.pyplot")
@@ -58,19 +62,25 @@ class FigureCapture:
         try:
             collect_open_figures()
         finally:
-            _active.remove(self)
-            if self._env is None:
-                os.environ.pop("MPLBACKEND", None)
-            else:
-                os.environ["MPLBACKEND"] = self._env
-            pyplot = sys.modules.get("matplotlib.pyplot")
-            if self._show is not None:
-                pyplot.show = self._show
-            elif pyplot is not None:
-                rc = self._rc if isinstance(self._rc, str) else None
-                _restore(pyplot, rc or self._env)
-            elif self._rc is not None:
-                sys.modules["matplotlib"].rcParams["backend"] = self._rc
+            try:
+                self._put_back()
+            finally:
+                _active.remove(self)
+                _turn.release()
+
+    def _put_back(self) -> None:
+        if self._env is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = self._env
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if self._show is not None:
+            pyplot.show = self._show
+        elif pyplot is not None:
+            rc = self._rc if isinstance(self._rc, str) else None
+            _restore(pyplot, rc or self._env)
+        elif self._rc is not None:
+            sys.modules["matplotlib"].rcParams["backend"] = self._rc
 
 
 def _show(*args: Any, **kwargs: Any) -> None:
