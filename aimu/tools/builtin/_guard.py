@@ -19,7 +19,7 @@ import linecache
 import sys
 import traceback
 from collections import namedtuple
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import CodeType
 
 PRELOADED = (
@@ -94,7 +94,12 @@ class Outcome(namedtuple("Outcome", "value error", defaults=(None, None))):
 _counter = itertools.count(1)
 
 
-def run(code: str, namespace: dict, builtins_table: dict, describe=None) -> Outcome:
+def run(
+    code: str,
+    namespace: dict,
+    builtins_table: dict,
+    describe: Callable[[object], str | None] | None = None,
+) -> Outcome:
     """Execute ``code`` in ``namespace`` under ``builtins_table``, REPL-style.
 
     A trailing expression is evaluated and its ``repr`` returned (``None`` is not shown);
