@@ -17,6 +17,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, CaselessStrEnum, Float, Int, List, Unicode
 
 _AGENT_CALL = "get_ipython().run_cell_magic('agent',"
+_FIX_CALL = "get_ipython().run_line_magic('agent_fix',"
 
 
 def await_agent_cells(lines: list[str]) -> list[str]:
@@ -24,9 +25,10 @@ def await_agent_cells(lines: list[str]) -> list[str]:
 
     IPython has already turned the cell into one ``run_cell_magic('agent', ...)`` line;
     prefixing ``await`` makes the kernel run the cell as a coroutine, so the cell stays busy
-    until the agent finishes, Run All waits, and an interrupt cancels the run.
+    until the agent finishes, Run All waits, and an interrupt cancels the run. A
+    ``%agent_fix`` line is awaited the same way.
     """
-    if lines and lines[0].startswith(_AGENT_CALL):
+    if lines and lines[0].startswith((_AGENT_CALL, _FIX_CALL)):
         return ["await " + lines[0], *lines[1:]]
     return lines
 
@@ -146,6 +148,17 @@ class AimuMagics(Magics):
         action="store_true",
         help="Send the prompt as written; {name} is not replaced by the variable's value.",
     )
+    @argument(
+        "--export",
+        action="store_true",
+        help="After the run, write the code of its successful python calls as cells below.",
+    )
+    @argument(
+        "--fix",
+        action="store_true",
+        help="Ask about the last exception: its traceback and cell go into the prompt (the "
+        "cell body, if any, is the question); python and notebook tools are added.",
+    )
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run an LLM agent on the cell's text; the answer streams into the cell.
@@ -178,17 +191,24 @@ class AimuMagics(Magics):
         if args.out is not None and (not args.out.isidentifier() or keyword.iskeyword(args.out)):
             raise UsageError(f"--out {args.out}: not a valid variable name")
         prompt = cell.strip()
-        if not prompt:
+        if not prompt and not args.fix:
             raise UsageError("%%agent: the cell is empty; write the prompt below the first line")
         from aimu_jupyter import runner
 
         if not args.no_interpolate:
             prompt = runner.interpolate(prompt, self.shell.user_ns)
+        if args.fix:
+            from aimu_jupyter.fixing import fix_prompt, with_fix_tools
+
+            prompt = fix_prompt(self.shell, prompt)
+            args.tools = with_fix_tools(args.tools or self.tools)
         return self._run(args, prompt)
 
     async def _run(self, args: Any, prompt: str) -> None:
         from aimu_jupyter import runner
 
+        if args.export:
+            done_before = set(self.session.python_tool(tuple(self.allowed_imports)).code_log.calls)
         answer = await runner.run(
             self.session,
             prompt,
@@ -202,6 +222,11 @@ class AimuMagics(Magics):
         )
         if args.out is not None:
             self.shell.user_ns[args.out] = answer
+        if args.export:
+            from aimu_jupyter.code_magics import export_conversation
+
+            log = self.session.python_tool(tuple(self.allowed_imports)).code_log
+            export_conversation(self.session, args.name, set(log.calls) - done_before)
 
     @magic_arguments()
     @argument("names", nargs="*", help="Notebook functions to register as tools.")
@@ -280,6 +305,9 @@ def load(shell: Any) -> None:
         shell.register_magics(AimuMagics)
     if await_agent_cells not in shell.input_transformers_post:
         shell.input_transformers_post.append(await_agent_cells)
+    from aimu_jupyter import code_magics
+
+    code_magics.load(shell)
 
 
 def unload(shell: Any) -> None:
@@ -293,6 +321,9 @@ def unload(shell: Any) -> None:
             shell.configurables.remove(magics)
     if await_agent_cells in shell.input_transformers_post:
         shell.input_transformers_post.remove(await_agent_cells)
+    from aimu_jupyter import code_magics
+
+    code_magics.unload(shell)
 
 
 def magics_of(shell: Any) -> AimuMagics:

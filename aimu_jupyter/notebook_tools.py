@@ -1,8 +1,10 @@
-"""The ``notebook`` tool group: let the model see the user's variables and recent cells.
+"""The ``notebook`` tool group: the user's variables and recent cells, and proposing a cell.
 
-All three tools only read. Values that look like secrets (the values of variables and
-environment variables named like ``api_key`` or ``token``, wherever they appear) are shown
-as ``[hidden]``, so a notebook's credentials never reach the model through these tools.
+``list_variables``, ``describe_variable`` and ``read_cells`` only read; ``add_cell`` writes
+the notebook (a new, unexecuted cell below the agent's cell), so it asks first. Values that
+look like secrets (the values of variables and environment variables named like ``api_key``
+or ``token``, wherever they appear) are shown as ``[hidden]``, so a notebook's credentials
+never reach the model through these tools.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 import re
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from aimu.tools.decorator import tool
 
@@ -20,7 +22,7 @@ _SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECA
 
 
 def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
-    """Build ``list_variables``, ``describe_variable`` and ``read_cells`` for ``shell``."""
+    """Build ``list_variables``, ``describe_variable``, ``read_cells`` and ``add_cell``."""
 
     def visible() -> dict[str, Any]:
         hidden = getattr(shell, "user_ns_hidden", {})
@@ -65,7 +67,7 @@ def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
         if _looks_secret(name, value):
             return f"{name}: {_type_name(value)} [hidden: its name says it holds a secret]"
         text = f"{name}: {_type_name(value)}{_size(value)}\n{_details(value)}"
-        return _cap(_redact(text, shell.user_ns))
+        return _cap(redact_secrets(text, shell.user_ns))
 
     @tool(read_only=True)
     def read_cells(count: int = 5) -> str:
@@ -85,9 +87,27 @@ def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
             shown.append(block)
         if not shown:
             return "No cells have run yet."
-        return _cap(_redact("\n\n".join(shown), shell.user_ns))
+        return _cap(redact_secrets("\n\n".join(shown), shell.user_ns))
 
-    return [list_variables, describe_variable, read_cells]
+    @tool
+    def add_cell(source: str, kind: Literal["code", "markdown"] = "code") -> str:
+        """Propose a new notebook cell; it appears below the agent's cell, not run.
+
+        Use it to leave the user code (or notes) they can read, edit and run themselves.
+
+        Args:
+            source: The cell's full text.
+            kind: "code" for a Python cell, "markdown" for a text cell.
+        """
+        from aimu_jupyter.cells import publish_cells
+
+        publish_cells([{"cell_type": kind, "source": source}], origin="add_cell")
+        return f"Added a {kind} cell below the agent's cell. It has not run; the user decides."
+
+    for reading in (list_variables, describe_variable, read_cells):
+        reading.__tool_read_only__ = True
+    add_cell.__tool_read_only__ = False
+    return [list_variables, describe_variable, read_cells, add_cell]
 
 
 def _type_name(value: Any) -> str:
@@ -123,7 +143,7 @@ def _looks_secret(name: str, value: Any) -> bool:
     return isinstance(value, str | bytes) and bool(_SECRET_NAME.search(name))
 
 
-def _redact(text: str, user_ns: dict[str, Any]) -> str:
+def redact_secrets(text: str, user_ns: dict[str, Any]) -> str:
     """Hide the values of secret-named environment variables and notebook strings."""
     named = [*os.environ.items(), *user_ns.items()]
     for key, secret in named:

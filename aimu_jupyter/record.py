@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu.models.chunks import Phase, StreamChunk
+from aimu.models.providers._images import sees_images_spec, unsent_reason
 
 MIME_TYPE = "application/vnd.aimu.run+json"
 VERSION = 1
@@ -28,6 +29,8 @@ FOLD_LINES = 12
 ARGUMENT_CHARS = 300
 
 _APPROVAL_SOURCES = ("user", "policy", "timeout")
+#: What a card with images says when the run's model reads text only.
+UNSEEN = "The model did not see the images: it reads text only."
 
 
 class RunRecord:
@@ -57,6 +60,8 @@ class RunRecord:
         self._started = clock()
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
+        self._sees_images = sees_images_spec(model)
+        self._images_sent: dict[tuple[str, int], int] = {}
 
     # -- folding -------------------------------------------------------------------------
 
@@ -100,6 +105,7 @@ class RunRecord:
             card["result"] = content.get("result")
             card["is_error"] = bool(content.get("is_error"))
             card["images"] = list(content.get("images") or [])
+            card["images_note"] = self._images_note(chunk, card["images"])
             if card["status"] != "denied":
                 card["status"] = "error" if card["is_error"] else "done"
         elif phase is Phase.DONE and chunk.agent == self.agent:
@@ -107,6 +113,22 @@ class RunRecord:
             self.answer = content.get("text", "")
             stop = content.get("stop_reason")
             self.finish("interrupted" if stop == "interrupted" else "done")
+
+    def _images_note(self, chunk: StreamChunk, images: list[dict[str, Any]]) -> str:
+        """What the card says about images the model will not get (the providers' rules)."""
+        if not images:
+            return ""
+        if not self._sees_images:
+            return UNSEEN
+        turn = (chunk.agent, chunk.iteration)
+        notes = []
+        for number, image in enumerate(images, 1):
+            reason = unsent_reason(image, True, self._images_sent.get(turn, 0))
+            if reason:
+                notes.append(f"{image.get('description') or f'image {number}'}: {reason}")
+            else:
+                self._images_sent[turn] = self._images_sent.get(turn, 0) + 1
+        return "; ".join(notes)
 
     def finish(self, status: str, error: str | None = None) -> None:
         """Close the record: ``"done"``, ``"interrupted"`` or ``"error"`` (with a message)."""
@@ -170,6 +192,7 @@ class RunRecord:
                 "result": None,
                 "is_error": False,
                 "images": [],
+                "images_note": "",
                 "approval": None,
                 "children": [],
             }
@@ -287,7 +310,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     lines = [head]
     arguments = card["arguments"]
     if arguments:
-        lines.append(_details("arguments", _fence(pretty_arguments(arguments), "json")))
+        lines.append(_details("arguments", fence(pretty_arguments(arguments), "json")))
     if card["progress"] and card["status"] == "running":
         lines.append(f"> {_inline(_progress_text(card['progress'][-1]))}")
     if card["children"]:
@@ -295,7 +318,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
         lines.append(_details("sub-agent", _quote(inner)))
     result = card["result"]
     if result is not None:
-        body = _fence(result)
+        body = fence(result)
         long = len(result) > FOLD_CHARS or result.count("\n") >= FOLD_LINES
         if long:
             lines.append(_details(f"result ({len(result):,} characters)", body))
@@ -304,6 +327,8 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     for image in card["images"]:
         description = _inline(image.get("description") or "image")
         lines.append(f"![{description}](data:{image.get('mime_type')};base64,{image.get('data')})")
+    if card.get("images_note"):
+        lines.append(f"*{_inline(card['images_note'])}*")
     return "\n\n".join(lines)
 
 
@@ -330,7 +355,7 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.strip("\n").split("\n"))
 
 
-def _fence(text: str, language: str = "") -> str:
+def fence(text: str, language: str = "") -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"

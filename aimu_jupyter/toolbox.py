@@ -22,6 +22,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from aimu.tools.approval import read_only
+from aimu.tools.context import ToolContext
 from aimu.tools.results import ToolResult
 from aimu.tools.stopping import run_in_thread
 
@@ -34,7 +35,9 @@ Run Python code inside the user's Jupyter notebook, in the notebook's own namesp
 The user's variables (DataFrames, lists, models...) are readable by name, and variables you
 assign stay in the notebook for the user's next cells. Runs like a REPL: returns what the
 code prints, then "Result:" with the repr of a final bare expression, or "Error:" with a
-short traceback. Printed output beyond about {chars} characters is cut in the middle.
+short traceback. Plots (plt.show() or figures left open), display() of images and PIL
+images come back to you as images; DataFrames as short tables. Printed output beyond about
+{chars} characters is cut in the middle.
 Restricted builtins (no open, exec, eval, input) and an import allowlist apply.
 Preloaded, no import needed: {preloaded}. Other importable modules: {importable}.
 
@@ -287,15 +290,26 @@ async def _from_variable(name: str, value: Any) -> list[tuple[Callable, bool]]:
 
 
 def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str]) -> Callable:
-    """The ``python`` tool: code runs in the notebook's own namespace."""
-    from aimu.tools.builtin._guard import allowed_modules
-    from aimu.tools.builtin._python import describe_modules, make_python_in_process_tool
+    """The ``python`` tool: code runs in the notebook's own namespace.
+
+    What the code displays (plots, ``display()`` of images, PIL images) comes back as
+    images; each call's code is kept in the tool's ``code_log`` for ``%agent_export``.
+    """
+    from aimu.tools.builtin._python import PythonRunner, describe_modules
     from aimu.tools.decorator import tool
+    from aimu_jupyter.cells import CodeLog
+    from aimu_jupyter.displays import inline_plots_after, notebook_displays
 
-    inner = make_python_in_process_tool(user_ns, allowed_imports=allowed_imports, name="python")
+    runner = PythonRunner(user_ns, allowed_imports, displays=notebook_displays)
+    log = CodeLog()
 
-    def python(code: str) -> str:
-        return inner(code)
+    def python(code: str, ctx: ToolContext) -> str | ToolResult:
+        with inline_plots_after():
+            outcome = runner(code)
+        log.add(ctx.tool_call_id, code, ok=not outcome.failed)
+        return outcome.result()
 
-    python.__doc__ = _PYTHON_DOC.format(**describe_modules(allowed_modules(allowed_imports)))
-    return tool(name="python", read_only=False)(python)
+    python.__doc__ = _PYTHON_DOC.format(**describe_modules(runner.allowed))
+    made = tool(name="python", read_only=False)(python)
+    made.code_log = log
+    return made

@@ -246,7 +246,10 @@ def _assistant_message(text: str, calls: list[ToolCallRequest]) -> dict[str, Any
 
 
 def _tool_message(call: ToolCallRequest, result: ToolResult) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result.text}
+    message = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result.text}
+    if result.images:
+        message["images"] = [image.to_json() for image in result.images]
+    return message
 
 
 def _index_tools(tools: Iterable[Callable]) -> dict[str, Callable]:

@@ -5,8 +5,31 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import mimetypes
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def sniff_mime_type(raw: bytes) -> str | None:
+    """The image type the bytes begin with (PNG, JPEG, GIF, WebP, SVG), or ``None``."""
+    for signature, kind in _SIGNATURES:
+        if raw.startswith(signature):
+            return kind
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "image/webp"
+    head = raw[:512].lstrip().lower()
+    if head.startswith(b"<svg") or (head.startswith(b"<?xml") and b"<svg" in head):
+        return "image/svg+xml"
+    return None
 
 
 @dataclass(frozen=True)
@@ -18,8 +41,27 @@ class Image:
     description: str = ""
 
     @classmethod
-    def from_bytes(cls, raw: bytes, mime_type: str = "image/png", description: str = "") -> Image:
-        return cls(base64.b64encode(raw).decode("ascii"), mime_type, description)
+    def from_bytes(cls, raw: bytes, mime_type: str | None = None, description: str = "") -> Image:
+        """An image from its encoded bytes; ``mime_type`` is read from the bytes when omitted."""
+        if not isinstance(raw, bytes | bytearray | memoryview):
+            raise TypeError(f"Image.from_bytes takes bytes, not {type(raw).__name__}")
+        raw = bytes(raw)
+        kind = mime_type or sniff_mime_type(raw)
+        if kind is None:
+            raise ValueError(
+                "Image.from_bytes: these bytes are not a PNG, JPEG, GIF, WebP or SVG image; "
+                "pass mime_type= if they are another kind"
+            )
+        return cls(base64.b64encode(raw).decode("ascii"), kind, description)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, description: str = "") -> Image:
+        """An image read from ``path`` (PNG, JPEG, GIF, WebP or SVG, told by its bytes)."""
+        raw = Path(path).read_bytes()
+        kind = sniff_mime_type(raw) or mimetypes.guess_type(str(path))[0]
+        if kind is None or not kind.startswith("image/"):
+            raise ValueError(f"Image.from_file: {path} is not a PNG, JPEG, GIF, WebP or SVG image")
+        return cls.from_bytes(raw, kind, description or Path(path).name)
 
     def to_json(self) -> dict[str, str]:
         return {"data": self.data, "mime_type": self.mime_type, "description": self.description}

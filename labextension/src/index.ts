@@ -6,6 +6,8 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { createCellsFactory } from './cells';
+import { NotebookCells } from './notebook';
 import { createRendererFactory } from './renderer';
 import { Settings } from './settings';
 
@@ -30,12 +32,14 @@ async function loadSettings(registry: ISettingRegistry, settings: Settings): Pro
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: 'Draws aimu agent runs: streamed answer, tool cards, approvals, sub-agents.',
+  description:
+    'Draws aimu agent runs (streamed answer, tool cards, approvals, sub-agents) and puts ' +
+    'the cells an agent proposes or exports below its cell.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
   optional: [ISettingRegistry],
   activate: async (
-    _app: JupyterFrontEnd,
+    app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     settingRegistry: ISettingRegistry | null
   ): Promise<void> => {
@@ -44,7 +48,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       // Loaded before the factory is added, so the first runs drawn already follow them.
       await loadSettings(settingRegistry, settings);
     }
-    rendermime.addFactory(createRendererFactory(settings));
+    const notebook = new NotebookCells(app.shell);
+    rendermime.addFactory(createRendererFactory(settings, notebook));
+    rendermime.addFactory(createCellsFactory(notebook));
   }
 };
 

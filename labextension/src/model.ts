@@ -41,6 +41,8 @@ export interface ToolEvent {
   result: string | null;
   is_error: boolean;
   images: ImageRecord[];
+  /** Set when the model could not see the images (a text-only model): says so. */
+  images_note: string;
   approval: ApprovalRecord | null;
   children: RunEvent[];
 }
@@ -139,6 +141,7 @@ function parseEvents(value: unknown, depth: number): RunEvent[] {
         images: Array.isArray(raw.images)
           ? raw.images.map(parseImage).filter((i): i is ImageRecord => i !== null)
           : [],
+        images_note: str(raw.images_note),
         approval: parseApproval(raw.approval),
         children: parseEvents(raw.children, depth + 1)
       });
@@ -207,6 +210,9 @@ export interface ToolItem {
   result: string | null;
   isError: boolean;
   images: ImageItem[];
+  imagesNote: string;
+  /** The code of a `python` tool call, offered as a new notebook cell; else null. */
+  code: string | null;
   approval: { approved: boolean; label: string } | null;
   children: Item[];
 }
@@ -322,6 +328,17 @@ function prettyJson(value: unknown): string {
   }
 }
 
+/** The tool whose calls carry notebook code, and so can become cells. */
+export const PYTHON_TOOL = 'python';
+
+function pythonCode(event: ToolEvent): string | null {
+  if (event.name !== PYTHON_TOOL || !isObject(event.arguments)) {
+    return null;
+  }
+  const code = event.arguments.code;
+  return typeof code === 'string' && code.trim() ? code : null;
+}
+
 function toItems(events: RunEvent[]): Item[] {
   const seen = new Set<string>();
   return events.map((event, index) => {
@@ -349,6 +366,8 @@ function toItems(events: RunEvent[]): Item[] {
         src: `data:${image.mime_type};base64,${image.data.replace(/\s+/g, '')}`,
         alt: image.description || `image returned by ${event.name}`
       })),
+      imagesNote: event.images_note,
+      code: pythonCode(event),
       approval: event.approval
         ? { approved: event.approval.approved, label: approvalLabel(event.approval) }
         : null,
@@ -398,6 +417,8 @@ export function sameContent(a: Item, b: Item): boolean {
     a.argumentsJson === b.argumentsJson &&
     a.result === b.result &&
     a.isError === b.isError &&
+    a.imagesNote === b.imagesNote &&
+    a.code === b.code &&
     a.approval?.label === b.approval?.label &&
     a.approval?.approved === b.approval?.approved &&
     sameStrings(a.progress, b.progress) &&

@@ -8,6 +8,7 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import { MIME_TYPE, RecordError, parseRecord, toView } from './model';
+import { NotebookCells } from './notebook';
 import { Settings } from './settings';
 import { RunDom } from './view';
 
@@ -20,7 +21,8 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
 
   constructor(
     private readonly options: IRenderMime.IRendererOptions,
-    private readonly settings: Settings
+    private readonly settings: Settings,
+    notebook?: NotebookCells
   ) {
     super();
     this.addClass('aimu-RunRenderer');
@@ -39,7 +41,10 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
           markdownParser: options.markdownParser ?? null,
           translator: options.translator
         }),
-      settings: () => settings.current
+      settings: () => settings.current,
+      insertCell: notebook
+        ? (anchor, source) => notebook.insertBelow(anchor, [{ cell_type: 'code', source }])
+        : undefined
     });
     this.problem.className = 'aimu-record-problem';
     this.problem.setAttribute('role', 'alert');
@@ -77,11 +82,14 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
 }
 
 /** The factory registered with JupyterLab's rendermime registry. */
-export function createRendererFactory(settings: Settings): IRenderMime.IRendererFactory {
+export function createRendererFactory(
+  settings: Settings,
+  notebook?: NotebookCells
+): IRenderMime.IRendererFactory {
   return {
     safe: true,
     mimeTypes: [MIME_TYPE],
     defaultRank: RENDERER_RANK,
-    createRenderer: options => new RunRenderer(options, settings)
+    createRenderer: options => new RunRenderer(options, settings, notebook)
   };
 }

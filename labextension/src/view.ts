@@ -21,10 +21,18 @@ export interface DisplaySettings {
 
 export const DEFAULT_SETTINGS: DisplaySettings = { collapseToolCards: true, showThinking: true };
 
+/**
+ * Puts `source` in a new code cell below the notebook cell that holds `anchor`; false when
+ * `anchor` is in no notebook cell (a console, a file viewer).
+ */
+export type InsertCell = (anchor: HTMLElement, source: string) => boolean;
+
 export interface ViewOptions {
   renderMarkdown: MarkdownRender;
   /** Read when a node is made, so a settings change applies to cards made afterwards. */
   settings: () => DisplaySettings;
+  /** Given, python tool cards get an "Insert as cell below" button. */
+  insertCell?: InsertCell;
 }
 
 /** Progress lines kept in a card; older ones are summarised in one line. */
@@ -125,11 +133,19 @@ class ToolNode implements ItemNode {
   private readonly resultLabel = el('div', 'aimu-section-label');
   private readonly result = el('pre', 'aimu-result-text');
   private readonly images = el('div', 'aimu-tool-images');
+  private readonly imagesNote = el('p', 'aimu-tool-images-note');
+  private readonly insert = el('div', 'aimu-tool-insert');
+  private readonly insertButton = el(
+    'button',
+    'aimu-insert-cell jp-Button',
+    'Insert as cell below'
+  );
+  private readonly insertStatus = el('span', 'aimu-insert-status');
   private readonly childrenSection = el('div', 'aimu-tool-children');
   private readonly children: ItemList;
   private last: ToolItem | null = null;
 
-  constructor(options: ViewOptions) {
+  constructor(private readonly options: ViewOptions) {
     const summary = el('summary', 'aimu-tool-summary');
     summary.append(this.name, this.preview, this.badge);
 
@@ -151,14 +167,23 @@ class ToolNode implements ItemNode {
       this.children.node
     );
     this.approval.setAttribute('role', 'note');
+    this.imagesNote.setAttribute('role', 'note');
+    this.insertButton.type = 'button';
+    this.insertButton.title = "Put this call's code in a new cell below the agent's cell";
+    this.insertStatus.setAttribute('aria-live', 'polite');
+    this.insertButton.addEventListener('click', () => this.insertCode());
+    this.insert.append(this.insertButton, this.insertStatus);
+    this.insert.hidden = true;
 
     const body = el('div', 'aimu-tool-body');
     body.append(
       this.approval,
       argsBlock,
+      this.insert,
       this.progressSection,
       this.resultSection,
       this.images,
+      this.imagesNote,
       this.childrenSection
     );
     this.node.append(summary, body);
@@ -199,9 +224,23 @@ class ToolNode implements ItemNode {
       this.result.textContent = tool.result ?? '';
     }
     this.updateImages(tool, last);
+    this.imagesNote.hidden = !tool.imagesNote;
+    this.imagesNote.textContent = tool.imagesNote;
+    this.insert.hidden = tool.code === null || !this.options.insertCell;
     this.childrenSection.hidden = tool.children.length === 0;
     this.children.update(tool.children, pending);
     this.last = tool;
+  }
+
+  private insertCode(): void {
+    const code = this.last?.code;
+    if (!code || !this.options.insertCell) {
+      return;
+    }
+    const inserted = this.options.insertCell(this.node, code);
+    this.insertStatus.textContent = inserted
+      ? 'Inserted below the agent cell.'
+      : 'No notebook cell to insert below here.';
   }
 
   private updateProgress(next: string[], previous: string[]): void {

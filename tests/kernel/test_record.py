@@ -43,6 +43,7 @@ EVENT = {
                 "result": {"type": ["string", "null"]},
                 "is_error": {"type": "boolean"},
                 "images": {"type": "array"},
+                "images_note": {"type": "string"},
                 "approval": {
                     "oneOf": [
                         {"type": "null"},

@@ -48,6 +48,7 @@ from aimu.models.providers._common import (
     ssl_context,
     stainless_error,
 )
+from aimu.models.providers._images import prepare, sees_images
 from aimu.models.providers._sse import sse_events
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 
@@ -237,7 +238,7 @@ class AnthropicClient(ModelClient):
             else:
                 turns.append({"role": role, "content": blocks})
 
-        for message in messages:
+        for message in prepare(messages, sees_images("anthropic", self.model)):
             role = message["role"]
             content = message.get("content")
             if role == "system":
@@ -245,16 +246,7 @@ class AnthropicClient(ModelClient):
                 if text:
                     system.append(text)
             elif role == "tool":
-                add(
-                    "user",
-                    [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": message["tool_call_id"],
-                            "content": _plain_text(content) or "(no output)",
-                        }
-                    ],
-                )
+                add("user", [_tool_result(message)])
             elif role == "assistant":
                 calls = message.get("tool_calls") or []
                 blocks = list(self._thinking.get(calls[0]["id"], ())) if calls else []
@@ -349,6 +341,26 @@ def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
         "name": call["function"]["name"],
         "input": arguments if isinstance(arguments, dict) else {},
     }
+
+
+def _tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    """A tool message as a ``tool_result`` block; its images become image blocks inside."""
+    text = _plain_text(message.get("content")) or "(no output)"
+    images = message.get("images") or ()
+    content: str | list[dict[str, Any]] = text
+    if images:
+        content = [{"type": "text", "text": text}] + [
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": image["mime_type"],
+                    "data": image["data"],
+                },
+            }
+            for image in images
+        ]
+    return {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": content}
 
 
 def _plain_text(content: Any) -> str:

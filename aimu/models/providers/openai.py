@@ -43,6 +43,7 @@ from aimu.models.providers._common import (
     ssl_context,
     stainless_error,
 )
+from aimu.models.providers._images import prepare, sees_images
 from aimu.models.providers._sse import sse_events
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
@@ -117,7 +118,7 @@ class OpenAIClient(ModelClient):
     ) -> AsyncIterator[ModelEvent]:
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": [_wire_message(m) for m in messages],
+            "messages": _wire_messages(messages, self.model),
             "stream": True,
             "stream_options": {"include_usage": True},
             **self._params,
@@ -259,6 +260,42 @@ def _resolve_key(
             "OpenAI-compatible server use 'openai:MODEL@http://HOST:PORT/v1' or base_url="
         )
     return key, "set OPENAI_API_KEY to a valid key"
+
+
+def _wire_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    """The transcript for Chat Completions. Tool messages take no images there, so the
+    images of a batch of tool results follow it in one user message."""
+    wire: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for message in prepare(messages, sees_images("openai", model)):
+        if message["role"] != "tool" and pending:
+            wire.append(_images_message(pending))
+            pending = []
+        wire.append(_wire_message(message))
+        if message["role"] == "tool":
+            pending += [
+                {**image, "call": message["tool_call_id"]} for image in message.get("images", ())
+            ]
+    if pending:
+        wire.append(_images_message(pending))
+    return wire
+
+
+def _images_message(images: list[dict[str, Any]]) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = [
+        {"type": "text", "text": "The images the tool results above refer to:"}
+    ]
+    for image in images:
+        parts.append(
+            {"type": "text", "text": f"{image['description']} (tool call {image['call']})"}
+        )
+        parts.append(
+            {
+                "type": "image_url",
+                "image_url": {"url": f"data:{image['mime_type']};base64,{image['data']}"},
+            }
+        )
+    return {"role": "user", "content": parts}
 
 
 def _wire_message(message: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import linecache
 import sys
 import traceback
 from collections import namedtuple
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import CodeType
 
 PRELOADED = (
@@ -94,10 +94,16 @@ class Outcome(namedtuple("Outcome", "value error", defaults=(None, None))):
 _counter = itertools.count(1)
 
 
-def run(code: str, namespace: dict, builtins_table: dict) -> Outcome:
+def run(
+    code: str,
+    namespace: dict,
+    builtins_table: dict,
+    describe: Callable[[object], str | None] | None = None,
+) -> Outcome:
     """Execute ``code`` in ``namespace`` under ``builtins_table``, REPL-style.
 
-    A trailing expression is evaluated and its ``repr`` returned (``None`` is not shown).
+    A trailing expression is evaluated and its ``repr`` returned (``None`` is not shown);
+    ``describe(value)``, when given, may return other text for it (a table, an image note).
     Exceptions, ``SystemExit`` included, become a short traceback of the user's own frames.
     ``namespace['__builtins__']`` is swapped in for the run and restored afterwards, so a
     caller's namespace (a notebook's, say) keeps its own builtins for its own code.
@@ -122,7 +128,9 @@ def run(code: str, namespace: dict, builtins_table: dict) -> Outcome:
             namespace.pop("__builtins__", None)
         else:
             namespace["__builtins__"] = saved
-    return Outcome(value=None if value is None else _safe_repr(value))
+    if value is None:
+        return Outcome()
+    return Outcome(value=(describe and describe(value)) or _safe_repr(value))
 
 
 def _compile(code: str, filename: str) -> tuple[CodeType, CodeType | None]:

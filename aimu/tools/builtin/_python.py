@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import AbstractContextManager, nullcontext, redirect_stderr, redirect_stdout
+from typing import NamedTuple
 
 from aimu.tools.builtin._capture import HEAD, TAIL, CappedText
+from aimu.tools.builtin._figures import FigureCapture
 from aimu.tools.builtin._guard import PRELOADED, Outcome, allowed_modules, restricted_builtins, run
+from aimu.tools.builtin._rich import Shown
 from aimu.tools.decorator import tool
+from aimu.tools.results import Image, ToolResult
+
+#: Hook for where code may display things besides pyplot (a notebook's display()):
+#: given the run's image sink, a context manager that routes displays to it.
+Displays = Callable[[Callable[[Image], None]], AbstractContextManager]
 
 _IN_PROCESS_DOC = """\
 Execute Python code in this process and return its output. Explicit opt-in.
@@ -24,8 +32,10 @@ takes it down too. Restricted builtins (no open, exec, eval, input) and an impor
 stop accidents, not a determined attempt. Gate it with tool approval for untrusted callers.
 
 Runs like a REPL: returns what the code prints, then "Result:" with the repr of a final bare
-expression, or "Error:" with a short traceback. Variables, functions and imports persist
-between calls. Printed output beyond about {chars} characters per stream is cut in the middle.
+expression (DataFrames as short tables), or "Error:" with a short traceback. Variables,
+functions and imports persist between calls. Plots (plt.show() or figures left open) and
+images (PIL, objects with _repr_png_) come back as images attached to the result.
+Printed output beyond about {chars} characters per stream is cut in the middle.
 Preloaded, no import needed: {preloaded}. Other importable modules: {importable}.
 
 Args:
@@ -57,34 +67,78 @@ def format_run(stdout: str, stderr: str, outcome: Outcome) -> str:
     return "\n".join(parts) or "(no output)"
 
 
+class PythonRun(NamedTuple):
+    """One run's result: the text a model reads, the images shown, whether it raised."""
+
+    text: str
+    images: tuple[Image, ...]
+    failed: bool
+
+    def result(self) -> str | ToolResult:
+        """As a tool returns it: plain text, or a :class:`ToolResult` when it has images."""
+        return ToolResult(self.text, self.images) if self.images else self.text
+
+
+class PythonRunner:
+    """Runs code REPL-style in one namespace under the guard, one call at a time.
+
+    ``namespace`` is the globals dict the code runs in (a fresh one when omitted).
+    ``allowed_imports`` widens the import allowlist by top-level module names. The guard's
+    builtins are swapped in only while code runs, so the namespace's own ``__builtins__``
+    is left as it was. ``displays`` adds a source of images besides pyplot (the notebook's
+    ``display()``).
+    """
+
+    def __init__(
+        self,
+        namespace: dict | None = None,
+        allowed_imports: Iterable[str] = (),
+        displays: Displays | None = None,
+    ) -> None:
+        self.allowed = allowed_modules(allowed_imports)
+        self._table = restricted_builtins(self.allowed)
+        self._globals = {"__name__": "__main__"} if namespace is None else namespace
+        self._displays = displays or _no_displays
+        self._lock = threading.Lock()
+
+    def __call__(self, code: str) -> PythonRun:
+        out, err, shown = CappedText(), CappedText(), Shown()
+        with (
+            self._lock,
+            redirect_stdout(out),
+            redirect_stderr(err),
+            FigureCapture(shown.add),
+            self._displays(shown.add),
+        ):
+            outcome = run(code, self._globals, self._table, shown.value_text)
+        text = format_run(out.getvalue(), err.getvalue(), outcome)
+        return PythonRun(text, tuple(shown.images), outcome.error is not None)
+
+
 def make_python_in_process_tool(
     namespace: dict | None = None,
     *,
     allowed_imports: Iterable[str] = (),
     name: str = "execute_python_in_process",
-) -> Callable[..., str]:
+) -> Callable[..., str | ToolResult]:
     """Build an in-process Python tool that runs code in ``namespace``.
 
-    ``namespace`` is the globals dict the code runs in (a fresh one when omitted); pass a
-    notebook's user namespace and the model's variables become the user's, and back.
-    ``allowed_imports`` widens the import allowlist by top-level module names. Calls on one
-    tool run one at a time. The guard's builtins are swapped in only while code runs, so the
-    namespace's own ``__builtins__`` is left as it was.
+    Pass a notebook's user namespace and the model's variables become the user's, and
+    back; see :class:`PythonRunner` for ``allowed_imports``. What the code draws comes
+    back as images (a :class:`ToolResult`; plain text when there are none).
     """
-    allowed = allowed_modules(allowed_imports)
-    table = restricted_builtins(allowed)
-    globals_ = {"__name__": "__main__"} if namespace is None else namespace
-    lock = threading.Lock()
+    runner = PythonRunner(namespace, allowed_imports)
 
-    def execute_python_in_process(code: str) -> str:
-        out, err = CappedText(), CappedText()
-        with lock, redirect_stdout(out), redirect_stderr(err):
-            outcome = run(code, globals_, table)
-        return format_run(out.getvalue(), err.getvalue(), outcome)
+    def execute_python_in_process(code: str) -> str | ToolResult:
+        return runner(code).result()
 
     execute_python_in_process.__name__ = execute_python_in_process.__qualname__ = name
-    execute_python_in_process.__doc__ = _IN_PROCESS_DOC.format(**describe_modules(allowed))
+    execute_python_in_process.__doc__ = _IN_PROCESS_DOC.format(**describe_modules(runner.allowed))
     return tool(name=name, read_only=False)(execute_python_in_process)
+
+
+def _no_displays(_sink: Callable[[Image], None]) -> AbstractContextManager:
+    return nullcontext()
 
 
 execute_python_in_process = make_python_in_process_tool()
