@@ -25,6 +25,7 @@ from aimu_jupyter.live import LiveDisplay
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import Session, Settings
 from aimu_jupyter.toolbox import resolve_tools
+from aimu_jupyter.wake import wake_on_signals
 
 MIN_KERNEL = (7, 4)
 
@@ -98,15 +99,16 @@ async def run(
     decided_by = getattr(policy, "decided_by", None)
     stream = agent.stream(prompt)
     try:
-        async for chunk in stream:
-            by = None
-            if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
-                by = decided_by(chunk.content.get("name", ""))
-            record.apply(chunk, approved_by=by)
-            if live is not None:
-                live.changed()
-            if stop.is_set():
-                raise KeyboardInterrupt
+        with wake_on_signals():
+            async for chunk in stream:
+                by = None
+                if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
+                    by = decided_by(chunk.content.get("name", ""))
+                record.apply(chunk, approved_by=by)
+                if live is not None:
+                    live.changed()
+                if stop.is_set():
+                    raise KeyboardInterrupt
     except (asyncio.CancelledError, KeyboardInterrupt):
         record.finish("interrupted")
         raise AgentInterrupted() from None

@@ -19,6 +19,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from aimu.tools.cancel import run_in_thread
 from aimu.tools.results import ToolResult
 from aimu_jupyter.approval import READING_BUILTINS
 
@@ -83,7 +84,7 @@ class Toolset:
             ):
                 adapted.append(fn)
             elif tool_name(fn) in self.threaded:
-                adapted.append(_async_twin(fn, lambda f, kw: asyncio.to_thread(f, **kw)))
+                adapted.append(_async_twin(fn, lambda f, kw: run_in_thread(f, **kw)))
             else:
                 adapted.append(_async_twin(fn, _after(settle, stop)))
         return adapted

@@ -16,6 +16,7 @@ from aimu.models.base import ToolCallRequest
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.tools.approval import Policy, approve_all, decide, needs_asking, refusal_message
 from aimu.tools.arguments import coerce_tool_arguments
+from aimu.tools.cancel import run_in_thread
 from aimu.tools.context import ToolContext
 from aimu.tools.errors import ToolArgumentError
 from aimu.tools.results import ToolResult, to_result
@@ -88,7 +89,7 @@ async def dispatch(
         elif getattr(fn, "__tool_is_async__", False):
             value = await fn(**kwargs)
         elif threaded:
-            value = await asyncio.to_thread(fn, **kwargs)
+            value = await run_in_thread(fn, **kwargs)
         else:
             value = fn(**kwargs)
             if asyncio.iscoroutine(value):  # a wrapper hiding an async function
@@ -123,7 +124,7 @@ async def _consume_stream(
     generator = fn(**kwargs)
     try:
         while True:
-            done, item = await asyncio.to_thread(_step, generator) if threaded else _step(generator)
+            done, item = await run_in_thread(_step, generator) if threaded else _step(generator)
             if done:
                 returned = item
                 break

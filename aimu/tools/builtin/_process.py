@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO
 
+from aimu.tools import cancel
 from aimu.tools.builtin._capture import HEAD, TAIL, HeadTail, join
 
 ENV_ALLOWLIST = (
@@ -74,7 +75,9 @@ def run(
     ``stdin`` is written to the child's standard input, which is otherwise ``/dev/null``.
     With ``result_channel`` a pipe's write end is passed to the child, its descriptor number
     appended to ``argv``; what the child writes there comes back as ``result``. Raises
-    ``OSError`` when the program cannot be started.
+    ``OSError`` when the program cannot be started, and
+    :class:`~aimu.tools.cancel.CallCancelled` (after killing the group) when the call this
+    thread runs for is cancelled (:func:`aimu.tools.cancel.run_in_thread`).
     """
     pass_fds: tuple[int, ...] = ()
     result_read = None
@@ -100,8 +103,10 @@ def run(
         raise
     for fd in pass_fds:
         os.close(fd)
+    cancellation = cancel.current()
     try:
-        return _supervise(proc, timeout, stdin, result_read)
+        with cancellation.watch() if cancellation else contextlib.nullcontext() as cancel_fd:
+            return _supervise(proc, timeout, stdin, result_read, cancel_fd)
     finally:
         if proc.returncode is None:
             _kill_group(proc)
@@ -114,7 +119,11 @@ def run(
 
 
 def _supervise(
-    proc: subprocess.Popen, timeout: float, stdin: bytes | None, result_fd: int | None
+    proc: subprocess.Popen,
+    timeout: float,
+    stdin: bytes | None,
+    result_fd: int | None,
+    cancel_fd: int | None = None,
 ) -> Finished:
     out: HeadTail[bytes] = HeadTail(b"", HEAD, TAIL)
     err: HeadTail[bytes] = HeadTail(b"", HEAD, TAIL)
@@ -130,12 +139,14 @@ def _supervise(
             sel.register(result_fd, selectors.EVENT_READ, result)
         if exit_fd is not None:
             sel.register(exit_fd, selectors.EVENT_READ, "exit")
+        if cancel_fd is not None:
+            sel.register(cancel_fd, selectors.EVENT_READ, "cancel")
         pending = memoryview(stdin or b"")
         if proc.stdin is not None:
             os.set_blocking(proc.stdin.fileno(), False)
             sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
         try:
-            while sel.get_map():
+            while len(sel.get_map()) > (cancel_fd is not None):
                 now = time.monotonic()
                 if now >= deadline:
                     if exited:
@@ -148,6 +159,8 @@ def _supervise(
                     continue
                 wait = deadline - now if exit_fd is not None else min(deadline - now, _POLL)
                 for key, _ in sel.select(wait):
+                    if key.data == "cancel":
+                        raise cancel.CallCancelled("the call was cancelled; its processes killed")
                     if key.data == "exit":
                         sel.unregister(exit_fd)
                     elif key.data == "stdin":

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import mcp_types
 from anyio.from_thread import start_blocking_portal
 
+from aimu.tools import cancel
 from aimu.tools.mcp._client import CLOSE_TIMEOUT, AsyncMCPClient
 from aimu.tools.mcp._tools import sync_tool
 from aimu.tools.results import ToolResult
@@ -145,6 +146,7 @@ class _LoopThread:
         the portal owns the thread and the loop's lifetime.
         """
         future: Future[T] = asyncio.run_coroutine_threadsafe(fn(*args), self._loop)
+        cancellation = cancel.current()
         try:
             while True:  # in slices: a blocked wait would not see Ctrl-C until the call ends
                 try:
@@ -152,6 +154,8 @@ class _LoopThread:
                 except TimeoutError:
                     if future.done():
                         return future.result()
+                if cancellation is not None and cancellation.cancelled:
+                    raise cancel.CallCancelled("the MCP call was cancelled")
         except BaseException:
             future.cancel()
             raise
