@@ -52,7 +52,7 @@ ASKING_BUILTINS = frozenset(
     }
 )
 
-HEADLESS_REASON = "no one is there to approve it (headless run); denied by the notebook's policy"
+HEADLESS_REASON = "no one is there to approve it (headless run)"
 DENY_REASON = "the notebook refuses this kind of call (--approve deny)"
 
 #: ``ask(tool_name, arguments, agent)``: ``agent`` names the sub-agent asking, else ``None``.
@@ -141,7 +141,7 @@ class NotebookPolicy:
             return self._decided(tool_name, source, True)
         reason = HEADLESS_REASON
         if source == "timeout":
-            reason = "no answer came in time; denied by the notebook's policy"
+            reason = "no answer came in time"
         return self._decided(tool_name, source, Denied(reason))
 
     def _decided(self, tool_name: str, source: str, verdict: bool | Denied) -> bool | Denied:

@@ -29,6 +29,10 @@ ARGUMENT_CHARS = 300
 
 _APPROVAL_SOURCES = ("user", "policy", "timeout")
 
+#: Shown under a tool's images unless its result chunk says the model saw them
+#: (``images_seen``): most providers get only a text placeholder for a tool's image.
+UNSEEN_IMAGES = "The model did not see this image; it got a text placeholder."
+
 
 class RunRecord:
     """One run's transcript, built only from the chunks it is given.
@@ -100,6 +104,7 @@ class RunRecord:
             card["result"] = content.get("result")
             card["is_error"] = bool(content.get("is_error"))
             card["images"] = list(content.get("images") or [])
+            card["images_seen"] = bool(content.get("images_seen"))
             if card["status"] != "denied":
                 card["status"] = "error" if card["is_error"] else "done"
         elif phase is Phase.DONE and chunk.agent == self.agent:
@@ -170,6 +175,7 @@ class RunRecord:
                 "result": None,
                 "is_error": False,
                 "images": [],
+                "images_seen": False,
                 "approval": None,
                 "children": [],
             }
@@ -289,7 +295,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     if arguments:
         lines.append(_details("arguments", _fence(pretty_arguments(arguments), "json")))
     if card["progress"] and card["status"] == "running":
-        lines.append(f"> {_inline(_progress_text(card['progress'][-1]))}")
+        lines.append(f"> {_inline(progress_text(card['progress'][-1]))}")
     if card["children"]:
         inner = "\n\n".join(_events_markdown(card["children"], final))
         lines.append(_details("sub-agent", _quote(inner)))
@@ -304,6 +310,8 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     for image in card["images"]:
         description = _inline(image.get("description") or "image")
         lines.append(f"![{description}](data:{image.get('mime_type')};base64,{image.get('data')})")
+    if card["images"] and not card["images_seen"]:
+        lines.append(f"*{UNSEEN_IMAGES}*")
     return "\n\n".join(lines)
 
 
@@ -355,7 +363,8 @@ def _fold_values(value: Any) -> Any:
     return value
 
 
-def _progress_text(progress: Any) -> str:
+def progress_text(progress: Any) -> str:
+    """A tool's progress report as one line of text."""
     if isinstance(progress, str):
         return progress
     return json.dumps(progress, ensure_ascii=False, default=str)
@@ -392,4 +401,12 @@ def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
     if result is not None:
         shown = result if len(result) <= FOLD_CHARS else result[:FOLD_CHARS] + "…"
         lines.extend(f"{indent}  | {line}" for line in shown.rstrip().split("\n"))
+    lines.extend(f"{indent}  {image_line(image, card['images_seen'])}" for image in card["images"])
     return lines
+
+
+def image_line(image: dict[str, Any], seen: bool = False) -> str:
+    """An image of a tool's result, as one line of plain text."""
+    description = _inline(image.get("description") or "image")
+    note = "" if seen else f" ({UNSEEN_IMAGES.lower().rstrip('.')})"
+    return f"[image {image.get('mime_type', '')}: {description}]{note}"

@@ -1,4 +1,4 @@
-"""Let an interrupt reach a run whose event loop is idle.
+"""Signals and a running agent: an interrupt must act at once, wherever the run waits.
 
 ipykernel turns SIGINT into a cancellation of the cell's task from a Python signal handler.
 CPython runs that handler in the main thread, and only when the main thread runs bytecode:
@@ -7,6 +7,9 @@ awaiting ``asyncio.sleep(20)``, a quiet model stream, a tool in a worker thread)
 runs the handler until the loop wakes for some other reason. A wakeup descriptor
 (:func:`signal.set_wakeup_fd`) makes the C-level handler write a byte the loop watches: the
 loop wakes at once, the handler runs, the cell's task is cancelled.
+
+Where the run blocks the main thread instead (a stdin prompt, a run nested in ``%%time``),
+:func:`sigint_raises` makes SIGINT raise ``KeyboardInterrupt`` there.
 """
 
 from __future__ import annotations
@@ -54,3 +57,17 @@ def _drain(reader: socket.socket) -> None:
     with contextlib.suppress(BlockingIOError, InterruptedError):
         while reader.recv(512):
             pass
+
+
+@contextlib.contextmanager
+def sigint_raises() -> Iterator[None]:
+    """While the block runs in the main thread, SIGINT raises ``KeyboardInterrupt`` (the
+    kernel's own handler only schedules a cancellation, which a blocked loop never runs)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -165,20 +165,27 @@ def test_transformer_awaits_agent_cells_only():
     assert await_agent_cells([]) == []
 
 
-def test_an_old_kernel_falls_back_to_the_headless_policy_and_says_so_once(monkeypatch, capsys):
+def test_an_old_kernel_asks_on_stdin_and_says_why_once(monkeypatch, capsys):
     import ipykernel
 
+    from aimu_jupyter.ask import StdinAsk
+    from aimu_jupyter.record import RunRecord
     from aimu_jupyter.session import Session
+    from aimu_jupyter.view import open_view
 
     class Kernel:
         def get_parent(self, channel):
-            return {"content": {"allow_stdin": True}}
+            return {"content": {"allow_stdin": True}, "header": {"session": "lab-tab"}}
+
+    def view():
+        return open_view(session, Settings(), RunRecord("p", "m"), display=True, nested=False)
 
     monkeypatch.setattr(ipykernel, "__version__", "7.3.1")
     session = Session(SimpleNamespace(kernel=Kernel(), user_ns={}))
-    assert runner._panels(session, Settings()) is None
-    assert runner._panels(session, Settings()) is None
+    assert isinstance(view().ask, StdinAsk)
+    assert isinstance(view().ask, StdinAsk)
     err = capsys.readouterr().err
     assert err.count("ipykernel 7.3.1 cannot deliver button clicks") == 1
     monkeypatch.setattr(ipykernel, "__version__", "7.4.0")
-    assert runner._panels(session, Settings()) is not None
+    session.frontends["lab-tab"] = True
+    assert view().ask.__name__ == "ask" and not isinstance(view().ask, StdinAsk)
