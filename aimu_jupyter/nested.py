@@ -26,6 +26,7 @@ def run_to_completion(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     """Run the coroutine ``make()`` on a new loop in a worker thread and return its value."""
     state: dict[str, Any] = {}
     started = threading.Event()
+    finished = threading.Event()
 
     async def main() -> Any:
         state["task"] = asyncio.current_task()
@@ -40,20 +41,22 @@ def run_to_completion(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
             state["error"] = exc
         finally:
             started.set()
+            finished.set()
 
     context = contextvars.copy_context()
     thread = threading.Thread(target=context.run, args=(work,), name="aimu-nested-run")
     thread.start()
     with sigint_raises():
-        try:
-            while thread.is_alive():
-                thread.join(_SLICE)
+        try:  # an Event, not join(): an interrupted join() can return early on 3.11
+            while not finished.wait(_SLICE):
+                pass
         except KeyboardInterrupt:
             started.wait()
             if "loop" in state:
                 with contextlib.suppress(RuntimeError):  # the loop may have just ended
                     state["loop"].call_soon_threadsafe(state["task"].cancel)
-            thread.join()
+            finished.wait()
+    thread.join()
     if "error" in state:
         raise state["error"]
     return state.get("result")
