@@ -20,6 +20,7 @@ from aimu.models.chunks import Phase
 from aimu.models.errors import ModelError, NoDefaultModelError
 from aimu_jupyter.approval import MODES, NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
+from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import Session, Settings
 from aimu_jupyter.toolbox import resolve_tools
@@ -55,6 +56,7 @@ async def run(
     Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
     the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
     """
+    quiet_library_logs()
     settings = session.settings()
     user_ns = session.user_ns
     client = resolve_model(model, settings, user_ns)

@@ -144,7 +144,9 @@ def test_headless_run_denies_gated_calls_and_records_each_decision(kernel, tmp_p
     card = result.record["events"][0]
     assert card["approval"]["by"] == "policy" and card["approval"]["approved"] is False
     text = result.bundle["text/plain"]
-    assert "write_file" in text and "denied by policy" in text
+    assert "write_file" in text
+    assert "denied by policy: no one is there to approve it (headless run)\n" in text
+    assert text.count("policy") == 1  # said once
 
 
 def test_headless_run_follows_aimu_approval_auto(tmp_path):

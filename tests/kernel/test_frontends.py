@@ -142,3 +142,33 @@ def test_gated_calls_inside_capture_follow_the_declared_policy(kernel, tmp_path)
         "run.stderr"
     )
     assert "denied by policy" in kernel.value("run.outputs[-1].data['text/plain']")
+
+
+def test_fastmcp_info_logs_stay_out_of_the_cell(kernel):
+    kernel.ok(
+        "from fastmcp import FastMCP\nfrom fastmcp.utilities.logging import get_logger\n"
+        "server = FastMCP('demo')\n"
+        "@server.tool\ndef ping() -> str:\n    'Pong.'\n    return 'pong'\n"
+        "mcp = aimu.tools.MCPClient(server=server)\n"
+        "m = ScriptedClient([call('ping'), 'ok'])"
+    )
+    result = kernel.ok("%%agent --model m --tools mcp --approve auto\nping\n")
+    assert result.record["events"][0]["result"] == "pong"
+    noisy = kernel.execute("get_logger('demo').info('Proxy detected connected client')")
+    assert "Proxy detected" not in str(noisy.displays) + noisy.stderr
+    warned = kernel.execute("get_logger('demo').warning('a real problem')")
+    assert "a real problem" in str(warned.displays)  # FastMCP's handler prints as rich output
+    kernel.ok("mcp.close()")
+
+
+def test_a_fastmcp_level_the_user_chose_is_kept(tmp_path):
+    from kernel_harness import SETUP, start_kernel
+
+    kernel = start_kernel(tmp_path, FASTMCP_LOG_LEVEL="INFO")
+    try:
+        kernel.ok(SETUP + "import fastmcp, logging\nm = ScriptedClient(['ok'])")
+        kernel.ok("%%agent --model m\nhi")
+        assert kernel.value("logging.getLogger('fastmcp').level") == 20
+    finally:
+        kernel.client.stop_channels()
+        kernel.km.shutdown_kernel(now=True)

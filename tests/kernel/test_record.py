@@ -29,6 +29,7 @@ EVENT = {
                 "result",
                 "is_error",
                 "images",
+                "images_seen",
                 "approval",
                 "children",
             ],
@@ -43,6 +44,7 @@ EVENT = {
                 "result": {"type": ["string", "null"]},
                 "is_error": {"type": "boolean"},
                 "images": {"type": "array"},
+                "images_seen": {"type": "boolean"},
                 "approval": {
                     "oneOf": [
                         {"type": "null"},
@@ -257,3 +259,23 @@ def test_error_status_keeps_the_message():
     record.finish("error", "the model server refused the connection")
     assert record.to_json()["error"] == "the model server refused the connection"
     assert "refused the connection" in record.markdown()
+
+
+def test_a_tools_image_the_model_did_not_see_is_marked_so_in_the_card():
+    image = {"data": "AAAA", "mime_type": "image/png", "description": "a chart"}
+
+    def with_image(**extra):
+        result = {**TOOL, "result": "ok", "is_error": False, "images": [image], **extra}
+        return fold([chunk(Phase.TOOL_CALL, TOOL), chunk(Phase.TOOL_RESULT, result), done("")])
+
+    unseen = with_image()
+    assert "*The model did not see this image; it got a text placeholder.*" in unseen.markdown()
+    assert (
+        "[image image/png: a chart] (the model did not see this image; it got a text placeholder)"
+        in unseen.plain()
+    )
+    seen = with_image(images_seen=True)
+    assert "did not see" not in seen.markdown() and "did not see" not in seen.plain()
+    assert "[image image/png: a chart]" in seen.plain()
+    plain_text = fold([chunk(Phase.TOOL_CALL, TOOL), done("")])
+    assert "did not see" not in plain_text.markdown()
