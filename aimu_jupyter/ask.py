@@ -57,6 +57,8 @@ class StdinAsk:
     async def __call__(
         self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
     ) -> tuple[str, str]:
+        for _ in range(3):  # let the chunks emitted before this call be shown first
+            await asyncio.sleep(0)
         asker = f"Sub-agent {agent} asks: " if agent else ""
         question = f"{asker}Approve {call_text(tool_name, arguments)}? {CHOICES}"
         try:
