@@ -18,6 +18,18 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: Generous for a shared 2-core machine; the issue asks for < 1 s, the design aims at 0.5 s.
 LIMIT = 1.0
 
+#: A ``%tool`` async function that marks that it started, then awaits a 20 s sleep.
+NAP = """\
+import asyncio, pathlib
+async def nap() -> str:
+    'Sleep for a while.'
+    pathlib.Path('napping').touch()
+    await asyncio.sleep(20)
+    return 'rested'
+%tool nap
+m = ScriptedClient([call('nap'), 'after'])
+"""
+
 
 def interrupted_run(kernel, code: str, started, *, see=None, timeout: float = 40):
     """Run ``code``; once ``started()`` is true interrupt the kernel. Returns the execution
@@ -50,7 +62,9 @@ def interrupted_run(kernel, code: str, started, *, see=None, timeout: float = 40
     return result, moments["idle"] - moments["interrupt"]
 
 
-def assert_interrupted(result) -> None:
+def assert_interrupted(result, seconds: float) -> None:
+    """The run ended as interrupted, within LIMIT seconds of the interrupt."""
+    assert seconds < LIMIT, seconds
     assert result.reply.get("ename") == "AgentInterrupted", result.error_lines
     assert result.record["status"] == "interrupted"
 
@@ -87,8 +101,7 @@ def test_interrupt_stops_a_threaded_builtin_and_kills_its_child(kernel, tmp_path
         "%%agent --model m --tools compute --approve auto\nsleep",
         lambda: pid_file.exists() and pid_file.read_text().strip(),
     )
-    assert_interrupted(result)
-    assert seconds < LIMIT, seconds
+    assert_interrupted(result, seconds)
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 2
     while process_alive(pid) and time.monotonic() < deadline:
@@ -98,21 +111,11 @@ def test_interrupt_stops_a_threaded_builtin_and_kills_its_child(kernel, tmp_path
 
 
 def test_interrupt_stops_an_async_tool_awaiting_a_long_sleep(kernel, tmp_path):
-    kernel.ok(
-        "import asyncio, pathlib\n"
-        "async def nap() -> str:\n"
-        "    'Sleep for a while.'\n"
-        "    pathlib.Path('napping').touch()\n"
-        "    await asyncio.sleep(20)\n"
-        "    return 'rested'\n"
-        "%tool nap\n"
-        "m = ScriptedClient([call('nap'), 'after'])"
-    )
+    kernel.ok(NAP)
     result, seconds = interrupted_run(
         kernel, "%%agent --model m\nnap", lambda: (tmp_path / "napping").exists()
     )
-    assert_interrupted(result)
-    assert seconds < LIMIT, seconds
+    assert_interrupted(result, seconds)
     assert result.record["events"][0]["result"] != "rested"
     assert_conversation_continues(kernel)
 
@@ -140,8 +143,7 @@ def test_interrupt_stops_an_mcp_call_and_the_client_stays_usable(kernel, tmp_pat
         "%%agent --model m --tools mcp --approve auto\ncrawl",
         lambda: (tmp_path / "crawling").exists(),
     )
-    assert_interrupted(result)
-    assert seconds < LIMIT, seconds
+    assert_interrupted(result, seconds)
     deadline = time.monotonic() + 2
     while not (tmp_path / "cancelled").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -169,8 +171,7 @@ def test_interrupt_stops_a_sub_agent_whose_tool_is_waiting(kernel, tmp_path):
         "%%agent --model m --tools spawn --approve auto\ndelegate",
         lambda: (tmp_path / "waiting").exists(),
     )
-    assert_interrupted(result)
-    assert seconds < LIMIT, seconds
+    assert_interrupted(result, seconds)
     assert_conversation_continues(kernel)
 
 
@@ -183,8 +184,7 @@ def test_interrupt_stops_a_model_stream_that_has_gone_quiet(kernel):
             shown.set()
 
     result, seconds = interrupted_run(kernel, "%%agent --model m\ntalk", shown.is_set, see=see)
-    assert_interrupted(result)
-    assert seconds < LIMIT, seconds
+    assert_interrupted(result, seconds)
     kernel.ok("m.delay = 0")
     assert_conversation_continues(kernel)
 
@@ -200,7 +200,6 @@ def test_interrupt_stops_an_approval_wait(kernel, tmp_path):
     result, seconds = interrupted_run(
         kernel, "%%agent --model m --tools fs\nwrite", panel.is_set, see=see
     )
-    assert_interrupted(result)
-    assert seconds < LIMIT, seconds
+    assert_interrupted(result, seconds)
     assert not (tmp_path / "w.txt").exists()
     assert_conversation_continues(kernel)
