@@ -181,7 +181,9 @@ class AimuMagics(Magics):
         unless --new or --name says otherwise. Tool calls show as cards; a call that
         writes, executes or submits waits for Approve / Deny. In a headless run (nbclient,
         papermill) no one can click: --approve, else $AIMU_APPROVAL (auto or deny), else
-        deny decides, and the output records each decision.
+        deny decides, and the output records each decision. Frontends that draw no widgets
+        (jupyter console, terminal IPython) ask on stdin instead. Inside %%time or %%capture
+        the declared policy decides.
 
         Examples
         --------
