@@ -9,7 +9,7 @@ is taken as ``KeyboardInterrupt`` at the prompt and turned into a cancellation o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import builtins
 from typing import Any
 
 from aimu_jupyter.wake import sigint_raises
@@ -47,12 +47,9 @@ def parse_answer(answer: str) -> tuple[str, str]:
 class StdinAsk:
     """The ``ask`` of a :class:`~aimu_jupyter.approval.NotebookPolicy` that reads a line.
 
-    ``read`` is ``input``: in a kernel, the frontend's stdin box; in a terminal, the
-    terminal. End of input denies the call.
+    It calls ``input`` as it is when asked: a kernel replaces it, cell by cell, with one
+    that asks the frontend's stdin box. End of input denies the call.
     """
-
-    def __init__(self, read: Callable[[str], str] = input) -> None:
-        self.read = read
 
     async def __call__(
         self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
@@ -63,7 +60,7 @@ class StdinAsk:
         question = f"{asker}Approve {call_text(tool_name, arguments)}? {CHOICES}"
         try:
             with sigint_raises():
-                answer = self.read(question)
+                answer = builtins.input(question)
         except KeyboardInterrupt:
             raise asyncio.CancelledError from None
         except EOFError:

@@ -189,3 +189,20 @@ def test_an_old_kernel_asks_on_stdin_and_says_why_once(monkeypatch, capsys):
     monkeypatch.setattr(ipykernel, "__version__", "7.4.0")
     session.frontends["lab-tab"] = True
     assert view().ask.__name__ == "ask" and not isinstance(view().ask, StdinAsk)
+
+
+def test_a_typed_answer_maps_to_a_decision():
+    from aimu_jupyter.ask import call_text, parse_answer
+
+    assert [parse_answer(a) for a in ("y", " Yes ", "a", "ALWAYS", "n", "no", "")] == [
+        ("approve", ""),
+        ("approve", ""),
+        ("always", ""),
+        ("always", ""),
+        ("deny", ""),
+        ("deny", ""),
+        ("deny", ""),
+    ]
+    assert parse_answer("use /tmp instead") == ("deny", "use /tmp instead")
+    long = call_text("write_file", {"path": "a.txt", "content": "x" * 200})
+    assert long.startswith("write_file(path='a.txt', content='xxx") and long.endswith("…)")

@@ -162,3 +162,14 @@ def test_a_fastmcp_level_the_user_chose_is_kept(tmp_path):
     finally:
         kernel.client.stop_channels()
         kernel.km.shutdown_kernel(now=True)
+
+
+def test_a_console_is_asked_even_after_a_headless_run_in_the_same_kernel(kernel, tmp_path):
+    kernel.ok("m = ScriptedClient(['first', call('write_file', path='e.txt', content='e'), 'ok'])")
+    kernel.ok("%%agent --model m\none", allow_stdin=False)
+    result = kernel.execute(
+        "%%agent --model m --tools fs\ntwo", widgets=False, on_input=lambda prompt: "y"
+    )
+    assert result.status == "ok", result.error_lines
+    assert len(kernel.prompts) == 1
+    assert (tmp_path / "e.txt").read_text() == "e"
