@@ -21,7 +21,7 @@ from aimu.tools.approval import Denied, read_only
 
 MODES = ("auto", "ask", "deny")
 
-HEADLESS_REASON = "no one is there to approve it (headless run); denied by the notebook's policy"
+HEADLESS_REASON = "no one is there to approve it (headless run)"
 DENY_REASON = "the notebook refuses this kind of call (--approve deny)"
 
 #: ``ask(tool_name, arguments, agent)``: ``agent`` names the sub-agent asking, else ``None``.
@@ -108,7 +108,7 @@ class NotebookPolicy:
             return self._decided(tool_name, source, True)
         reason = HEADLESS_REASON
         if source == "timeout":
-            reason = "no answer came in time; denied by the notebook's policy"
+            reason = "no answer came in time"
         return self._decided(tool_name, source, Denied(reason))
 
     def _decided(self, tool_name: str, source: str, verdict: bool | Denied) -> bool | Denied:

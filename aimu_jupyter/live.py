@@ -53,6 +53,7 @@ class LiveDisplay:
         self._timer: asyncio.TimerHandle | None = None
         self._shown = False
         self._closed = False
+        self._extra: dict[str, Any] = {}
         self.updates = 0
 
     def show(self) -> None:
@@ -93,10 +94,21 @@ class LiveDisplay:
             await asyncio.sleep(wait)
         self._flush()
 
+    def overlay(self, extra: dict[str, Any] | None) -> None:
+        """Publish ``extra`` MIME entries with every bundle until called with ``None``.
+
+        An approval panel is shown this way, as a widget view in the run's own output: once
+        it is answered the output is the record alone, and nothing is left behind.
+        """
+        self._extra = dict(extra or {})
+        if not self._closed and not self._final_only:
+            self._flush()
+
     def close(self) -> None:
         """Publish the final state, whatever the throttle says, and stop the timer."""
         if self._closed:
             return
+        self._extra = {}
         self._flush()
         self._closed = True
 
@@ -110,6 +122,8 @@ class LiveDisplay:
             self._timer.cancel()
             self._timer = None
         bundle = self._render()
+        if self._extra:
+            bundle = {**bundle, **self._extra}
         self._publish(bundle, not self._shown)
         self._shown = True
         self.updates += 1

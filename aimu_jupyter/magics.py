@@ -26,11 +26,25 @@ def await_agent_cells(lines: list[str]) -> list[str]:
     IPython has already turned the cell into one ``run_cell_magic('agent', ...)`` line;
     prefixing ``await`` makes the kernel run the cell as a coroutine, so the cell stays busy
     until the agent finishes, Run All waits, and an interrupt cancels the run. A
-    ``%agent_fix`` line is awaited the same way.
+    ``%agent_fix`` line is awaited the same way. A body that another magic transforms while
+    a cell runs (``%%time``, ``%%capture``) is left alone: it is run synchronously, and the
+    magic then runs the agent to completion itself.
     """
-    if lines and lines[0].startswith((_AGENT_CALL, _FIX_CALL)):
-        return ["await " + lines[0], *lines[1:]]
-    return lines
+    if not lines or not lines[0].startswith((_AGENT_CALL, _FIX_CALL)):
+        return lines
+    magics = _loaded()
+    if magics is not None:
+        if magics.cells_running:
+            return lines
+        magics.awaited = lines[0].startswith(_AGENT_CALL)
+    return ["await " + lines[0], *lines[1:]]
+
+
+def _loaded() -> AimuMagics | None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell.magics_manager.registry.get("AimuMagics") if shell is not None else None
 
 
 @magics_class
@@ -78,6 +92,18 @@ class AimuMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
         self._session: Any = None
+        #: Cells executing now (``%%capture`` runs one inside another).
+        self.cells_running = 0
+        #: The running cell's ``%%agent`` call was transformed into an awaited one.
+        self.awaited = False
+
+    def cell_started(self, *_: Any) -> None:
+        self.cells_running += 1
+
+    def cell_ended(self, *_: Any) -> None:
+        self.cells_running = max(0, self.cells_running - 1)
+        if not self.cells_running:
+            self.awaited = False
 
     @property
     def session(self) -> Any:
@@ -168,7 +194,9 @@ class AimuMagics(Magics):
         unless --new or --name says otherwise. Tool calls show as cards; a call that
         writes, executes or submits waits for Approve / Deny. In a headless run (nbclient,
         papermill) no one can click: --approve, else $AIMU_APPROVAL (auto or deny), else
-        deny decides, and the output records each decision.
+        deny decides, and the output records each decision. Frontends that draw no widgets
+        (jupyter console, terminal IPython) ask on stdin instead. Inside %%time or %%capture
+        the declared policy decides.
 
         Examples
         --------
@@ -202,9 +230,14 @@ class AimuMagics(Magics):
 
             prompt = fix_prompt(self.shell, prompt)
             args.tools = with_fix_tools(args.tools or self.tools)
-        return self._run(args, prompt)
+        awaited, self.awaited = self.awaited, False
+        if awaited:
+            return self._run(args, prompt)
+        from aimu_jupyter.nested import run_to_completion
 
-    async def _run(self, args: Any, prompt: str) -> None:
+        return run_to_completion(lambda: self._run(args, prompt, nested=True))
+
+    async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
         from aimu_jupyter import runner
 
         if args.export:
@@ -219,6 +252,7 @@ class AimuMagics(Magics):
             new=args.new,
             system=args.system,
             max_iterations=args.max_iterations,
+            nested=nested,
         )
         if args.out is not None:
             self.shell.user_ns[args.out] = answer
@@ -305,6 +339,9 @@ def load(shell: Any) -> None:
         shell.register_magics(AimuMagics)
     if await_agent_cells not in shell.input_transformers_post:
         shell.input_transformers_post.append(await_agent_cells)
+        magics = shell.magics_manager.registry["AimuMagics"]
+        shell.events.register("pre_execute", magics.cell_started)
+        shell.events.register("post_execute", magics.cell_ended)
     from aimu_jupyter import code_magics
 
     code_magics.load(shell)
@@ -314,6 +351,12 @@ def unload(shell: Any) -> None:
     """Remove the magics, their settings entry and the transformer."""
     magics = shell.magics_manager.registry.pop("AimuMagics", None)
     if magics is not None:
+        for event, callback in (
+            ("pre_execute", magics.cell_started),
+            ("post_execute", magics.cell_ended),
+        ):
+            if callback in shell.events.callbacks[event]:
+                shell.events.unregister(event, callback)
         for kind, names in (("cell", ("agent",)), ("line", ("tool",))):
             for name in names:
                 shell.magics_manager.magics[kind].pop(name, None)

@@ -1,5 +1,10 @@
 """The inline approval panel: Approve, Deny (with a reason), Always allow.
 
+The panel is shown in the run's own output, as a widget view published with the record
+(:meth:`~aimu_jupyter.live.LiveDisplay.overlay`), above which it repeats the record so far.
+Once answered the output is the record alone, whose tool card holds the decision: nothing is
+left behind in the cell or the saved notebook.
+
 The running ``%%agent`` cell awaits an asyncio Future that the buttons resolve. ipykernel
 >= 7.4 delivers widget messages while an async cell awaits, possibly on a subshell thread,
 so the Future is always resolved through ``loop.call_soon_threadsafe``. The wait is taken
@@ -10,28 +15,35 @@ from __future__ import annotations
 
 import asyncio
 import html
+from collections.abc import Callable
 from typing import Any
-
-from IPython.display import display
 
 from aimu_jupyter.record import pretty_arguments
 
 #: The wait for a click is taken in slices this long (seconds).
 SLICE = 0.25
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
 _STYLE = "margin:0;max-height:18em;overflow:auto;white-space:pre-wrap"
 
 
 class ApprovalPanels:
-    """Asks about one call at a time in a display slot below the run's record.
+    """Asks about one call at a time in the run's output.
 
-    Once answered, the panel is replaced by a one-line static note; :meth:`clear` empties
-    the slot after a completed run, since the record's tool card holds the decision.
+    ``show(extra)`` publishes the record with the panel's widget view (``None``: without);
+    ``context()`` is the record's MIME bundle, repeated inside the panel while it waits.
     """
 
-    def __init__(self, timeout: float):
+    def __init__(
+        self,
+        timeout: float,
+        show: Callable[[dict[str, Any] | None], None],
+        context: Callable[[], dict[str, Any]],
+    ):
         self.timeout = timeout
-        self._handle: Any = None
+        self._show = show
+        self._context = context
 
     async def ask(
         self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
@@ -52,6 +64,8 @@ class ApprovalPanels:
 
             loop.call_soon_threadsafe(settle)
 
+        so_far = widgets.Output()
+        so_far.outputs = ({"output_type": "display_data", "data": self._context(), "metadata": {}},)
         name = html.escape(tool_name)
         asker = f"Sub-agent <code>{html.escape(agent)}</code> asks: a" if agent else "A"
         title = widgets.HTML(f"<b>{asker}pprove a call to <code>{name}</code>?</b>")
@@ -86,9 +100,10 @@ class ApprovalPanels:
             button.add_class(f"aimu-approval-{role}")
         panel = widgets.VBox([title, args, reason, widgets.HBox([approve, deny, always])])
         panel.add_class("aimu-approval")
+        whole = widgets.VBox([so_far, panel])
 
-        self._show(panel)
-        note = f"{tool_name}: approval abandoned (the run was stopped)"
+        view = {"version_major": 2, "version_minor": 0, "model_id": whole.model_id}
+        self._show({WIDGET_VIEW: view})
         try:
             deadline = loop.time() + self.timeout
             while not answer.done():
@@ -97,38 +112,10 @@ class ApprovalPanels:
                     answer.set_result(("timeout", ""))
                     break
                 await asyncio.wait({answer}, timeout=min(SLICE, remaining))
-            verdict, text = answer.result()
-            note = _note(tool_name, verdict, text)
-            return verdict, text
+            return answer.result()
         finally:
-            self._static(note)
-            _close(panel)
-
-    def clear(self) -> None:
-        """Empty the slot (the record already shows each decision)."""
-        if self._handle is not None:
-            self._handle.update({"text/plain": ""}, raw=True)
-
-    def _show(self, panel: Any) -> None:
-        if self._handle is None:
-            self._handle = display(panel, display_id=True)
-        else:
-            self._handle.update(panel)
-
-    def _static(self, note: str) -> None:
-        self._handle.update(
-            {"text/plain": note, "text/markdown": f"*{html.escape(note)}*"}, raw=True
-        )
-
-
-def _note(tool_name: str, verdict: str, reason: str) -> str:
-    if verdict == "approve":
-        return f"{tool_name}: approved"
-    if verdict == "always":
-        return f"{tool_name}: approved (always, for this conversation)"
-    if verdict == "timeout":
-        return f"{tool_name}: timed out, the notebook's policy decided"
-    return f"{tool_name}: denied: {reason}" if reason.strip() else f"{tool_name}: denied"
+            self._show(None)
+            _close(whole)
 
 
 def _close(widget: Any) -> None:

@@ -312,7 +312,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     if arguments:
         lines.append(_details("arguments", fence(pretty_arguments(arguments), "json")))
     if card["progress"] and card["status"] == "running":
-        lines.append(f"> {_inline(_progress_text(card['progress'][-1]))}")
+        lines.append(f"> {_inline(progress_text(card['progress'][-1]))}")
     if card["children"]:
         inner = "\n\n".join(_events_markdown(card["children"], final))
         lines.append(_details("sub-agent", _quote(inner)))
@@ -380,7 +380,8 @@ def _fold_values(value: Any) -> Any:
     return value
 
 
-def _progress_text(progress: Any) -> str:
+def progress_text(progress: Any) -> str:
+    """A tool's progress report as one line of text."""
     if isinstance(progress, str):
         return progress
     return json.dumps(progress, ensure_ascii=False, default=str)
@@ -417,4 +418,13 @@ def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
     if result is not None:
         shown = result if len(result) <= FOLD_CHARS else result[:FOLD_CHARS] + "…"
         lines.extend(f"{indent}  | {line}" for line in shown.rstrip().split("\n"))
+    lines.extend(f"{indent}  {image_line(image)}" for image in card["images"])
+    if card.get("images_note"):
+        lines.append(f"{indent}  ({card['images_note']})")
     return lines
+
+
+def image_line(image: dict[str, Any]) -> str:
+    """An image of a tool's result, as one line of plain text."""
+    description = _inline(image.get("description") or "image")
+    return f"[image {image.get('mime_type', '')}: {description}]"

@@ -8,7 +8,6 @@ output lands in that cell, and an interrupt cancels it.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import string
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -21,12 +20,12 @@ from aimu.models.chunks import Phase
 from aimu.models.errors import ModelError, NoDefaultModelError
 from aimu_jupyter.approval import MODES, NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
-from aimu_jupyter.live import LiveDisplay
+from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import Session, Settings
 from aimu_jupyter.toolbox import resolve_tools
-
-MIN_KERNEL = (7, 4)
+from aimu_jupyter.view import open_view
+from aimu_jupyter.wake import wake_on_signals
 
 NO_MODEL = (
     "No model chosen for the agent. Pick one with --model provider:model "
@@ -47,12 +46,17 @@ async def run(
     system: str | None = None,
     max_iterations: int | None = None,
     display: bool = True,
+    nested: bool = False,
 ) -> str:
     """Run ``prompt`` in a conversation of ``session`` and return the final answer.
+
+    ``nested``: the run is driven from inside another cell magic (``%%time``, ``%%capture``)
+    on a loop of its own, so no button click can reach it.
 
     Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
     the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
     """
+    quiet_library_logs()
     settings = session.settings()
     user_ns = session.user_ns
     client = resolve_model(model, settings, user_ns)
@@ -69,20 +73,18 @@ async def run(
         raise UsageError(f"--max-iterations must be a whole number >= 1, not {iterations!r}")
 
     conversation = session.conversation(name, new)
-    panels = _panels(session, settings) if display else None
+    record = RunRecord(prompt, client.name)
+    view = open_view(session, settings, record, display=display, nested=nested)
     policy = custom or NotebookPolicy(
         mode=mode,
-        ask=panels.ask if panels is not None else None,
+        ask=view.ask,
         always_allowed=conversation.always_allowed,
     )
-    record = RunRecord(prompt, client.name)
     stop = asyncio.Event()
-    in_kernel = getattr(session.shell, "kernel", None) is not None
-    live = LiveDisplay(record.bundle, _publisher(), final_only=not in_kernel) if display else None
     agent = Agent(
         client,
         system_message=system if system is not None else settings.system or None,
-        tools=toolset.for_kernel(live.settle if live is not None else _yield, stop),
+        tools=toolset.for_kernel(view.settle, stop),
         tool_approval=policy,
         max_iterations=iterations,
         concurrent_tool_calls=settings.concurrent_tool_calls,
@@ -92,20 +94,19 @@ async def run(
     if system is not None and agent.messages:
         _replace_system(agent.messages, system)
 
-    if live is not None:
-        live.show()
+    view.show()
     decided_by = getattr(policy, "decided_by", None)
     stream = agent.stream(prompt)
     try:
-        async for chunk in stream:
-            by = None
-            if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
-                by = decided_by(chunk.content.get("name", ""))
-            record.apply(chunk, approved_by=by)
-            if live is not None:
-                live.changed()
-            if stop.is_set():
-                raise KeyboardInterrupt
+        with wake_on_signals():
+            async for chunk in stream:
+                by = None
+                if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
+                    by = decided_by(chunk.content.get("name", ""))
+                record.apply(chunk, approved_by=by)
+                view.feed(chunk)
+                if stop.is_set():
+                    raise KeyboardInterrupt
     except (asyncio.CancelledError, KeyboardInterrupt):
         record.finish("interrupted")
         raise AgentInterrupted() from None
@@ -117,10 +118,7 @@ async def run(
         raise
     finally:
         await stream.aclose()
-        if live is not None:
-            live.close()
-        if panels is not None and record.status == "done":
-            panels.clear()
+        await view.close(completed=record.status == "done")
     return record.answer
 
 
@@ -230,56 +228,6 @@ def _approval(value: str | Callable, user_ns: Mapping[str, Any]) -> tuple[str | 
         f"--approve {value}: use auto (run every call), ask (ask for every call), deny "
         "(refuse calls that would ask), or the name of a notebook variable holding a policy"
     )
-
-
-def _panels(session: Session, settings: Settings) -> Any:
-    """Approval panels when someone can answer them, else ``None`` (the headless policy)."""
-    shell = session.shell
-    kernel = getattr(shell, "kernel", None)
-    if kernel is None or not hasattr(kernel, "get_parent"):
-        return None
-    parent = kernel.get_parent("shell") or {}
-    if not parent.get("content", {}).get("allow_stdin", False):
-        return None
-    import ipykernel
-
-    version = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
-    if version < MIN_KERNEL:
-        session.notice_once(
-            "old-kernel",
-            f"aimu: ipykernel {ipykernel.__version__} cannot deliver button clicks to a running "
-            "cell (7.4 or newer can); approvals follow the headless policy instead "
-            "(--approve, else $AIMU_APPROVAL, else deny). Upgrade: pip install -U ipykernel",
-        )
-        return None
-    if importlib.util.find_spec("ipywidgets") is None:
-        session.notice_once(
-            "no-widgets",
-            "aimu: ipywidgets is not installed, so approvals follow the headless policy "
-            "(--approve, else $AIMU_APPROVAL, else deny). Install: pip install ipywidgets",
-        )
-        return None
-    from aimu_jupyter.panel import ApprovalPanels
-
-    return ApprovalPanels(settings.approval_timeout)
-
-
-def _publisher() -> Callable[[dict[str, Any], bool], None]:
-    from IPython.display import display
-
-    handle: list[Any] = []
-
-    def publish(bundle: dict[str, Any], first: bool) -> None:
-        if first:
-            handle.append(display(bundle, raw=True, display_id=True))
-        else:
-            handle[0].update(bundle, raw=True)
-
-    return publish
-
-
-async def _yield() -> None:
-    await asyncio.sleep(0)
 
 
 def _replace_system(messages: list[dict[str, Any]], system: str) -> None:

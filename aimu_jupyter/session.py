@@ -52,6 +52,8 @@ class Session:
         self.conversations: dict[str, Conversation] = {}
         self.registry = ToolRegistry()
         self._notices: set[str] = set()
+        #: Whether each client session's frontend draws widgets, once its probe answered.
+        self.frontends: dict[str, bool] = {}
         self._python: dict[tuple[str, ...], Callable] = {}
         self._notebook: list[Callable] | None = None
 

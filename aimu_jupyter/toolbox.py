@@ -252,9 +252,8 @@ async def resolve_tools(
         elif item in BUILTIN_GROUPS:
             for fn in _builtin_group(item):
                 toolset.add(fn, threaded=True)
-        elif item in user_ns:
-            for fn, threaded in await _from_variable(item, user_ns[item]):
-                toolset.add(fn, threaded=threaded)
+        elif item.partition(":")[0].strip() in user_ns:
+            await _add_variable(toolset, item, user_ns)
         else:
             choices = ", ".join((*BUILTIN_GROUPS, *NOTEBOOK_GROUPS))
             raise UsageError(
@@ -264,18 +263,45 @@ async def resolve_tools(
     return toolset
 
 
+async def _add_variable(toolset: Toolset, item: str, user_ns: dict[str, Any]) -> None:
+    """A notebook variable's tools; ``client:tc`` names an MCP client's tools ``tc_...``,
+    the way out when two servers (or a server and a built-in) share a tool name."""
+    name, colon, short = (part.strip() for part in item.partition(":"))
+    value = user_ns[name]
+    is_client = callable(getattr(value, "as_tools", None))
+    if colon and not (is_client and short.isidentifier()):
+        raise UsageError(
+            f"--tools {item}: a prefix (name:prefix) applies to a notebook variable holding "
+            f"an MCP client, and is letters, digits or _, e.g. --tools {name}:tc"
+        )
+    found = await _from_variable(name, value, prefix=f"{short}_" if colon else None)
+    try:
+        for fn, threaded in found:
+            toolset.add(fn, threaded=threaded)
+    except UsageError as exc:
+        if not is_client or colon:
+            raise
+        hint = name[:2].lower() if name[:2].isidentifier() else "mcp"
+        raise UsageError(
+            f"{exc}; or give {name}'s tools a prefix: --tools {name}:{hint} "
+            f"(its tools are then named {hint}_...)"
+        ) from None
+
+
 def _builtin_group(name: str) -> list[Callable]:
     from aimu.tools import builtin
 
     return list(builtin.ALL_TOOLS if name == "all" else getattr(builtin, name))
 
 
-async def _from_variable(name: str, value: Any) -> list[tuple[Callable, bool]]:
-    """``(tool, threaded)`` held by a notebook variable: an MCP client's (run in a thread)
-    or tools (run inline)."""
+async def _from_variable(
+    name: str, value: Any, prefix: str | None = None
+) -> list[tuple[Callable, bool]]:
+    """``(tool, threaded)`` held by a notebook variable: an MCP client's (run in a thread;
+    ``prefix`` goes to its ``as_tools``) or tools (run inline)."""
     as_tools = getattr(value, "as_tools", None)
     if callable(as_tools):
-        tools = as_tools()
+        tools = as_tools(prefix=prefix) if prefix else as_tools()
         if inspect.isawaitable(tools):
             tools = await tools
         return [(fn, True) for fn in tools]

@@ -35,8 +35,9 @@ def check_node() -> None:
     hint = (
         f"aimu-jupyter's JupyterLab extension is built with Node.js {NODE_RANGE} and npm "
         "when the package is installed from source. Install them (https://nodejs.org, or "
-        "your distribution's packages if recent enough) and run the install again, or "
-        "install the prebuilt wheel from PyPI instead."
+        "your distribution's packages if recent enough) and run the install again, "
+        "install the prebuilt wheel from PyPI instead, or set SKIP_JUPYTER_BUILDER=1 to "
+        "install without the extension (everything but its JupyterLab view works)."
     )
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:

@@ -1,8 +1,10 @@
 """The course's main job: run notebook 1 headless and print what the agent answered.
 
-    python scripts/course.py                 # execute notebooks/01_getting_started.ipynb
-    python scripts/course.py notebooks/06_builtin_tools.ipynb
-    python scripts/course.py --lab           # open the course in JupyterLab instead
+    .venv/bin/python scripts/course.py       # execute notebooks/01_getting_started.ipynb
+    .venv/bin/python scripts/course.py notebooks/06_builtin_tools.ipynb
+    .venv/bin/python scripts/course.py --lab # open the course in JupyterLab instead
+
+Run it with the environment ``bash scripts/setup`` made (``bash scripts/run`` does both).
 
 A headless run executes every cell in a fresh kernel, as CI, papermill or a classroom check
 would: no one can click Approve, so each call that asks follows the notebook's policy
@@ -14,6 +16,7 @@ embedded ``local`` model, which needs no network.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -108,6 +111,13 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout", type=int, default=CELL_TIMEOUT, help="seconds allowed per cell"
     )
     args, extra = parser.parse_known_args(argv)
+    if importlib.util.find_spec("nbclient") is None:
+        print(
+            f"{sys.executable} lacks the course's packages (nbclient, aimu-jupyter). Run "
+            "bash scripts/run, or once set up: .venv/bin/python scripts/course.py",
+            file=sys.stderr,
+        )
+        return 2
     if args.lab:
         open_lab(extra)
     if extra:

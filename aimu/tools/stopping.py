@@ -18,6 +18,10 @@ from typing import Any
 _current: ContextVar[threading.Event | None] = ContextVar("aimu_tool_stop", default=None)
 
 
+class CallStopped(Exception):
+    """Raised in a worker thread whose call was cancelled, once what it started is stopped."""
+
+
 def current_stop() -> threading.Event | None:
     """The stop event of the call running in this context, or ``None`` outside one."""
     return _current.get()

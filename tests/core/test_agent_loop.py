@@ -292,10 +292,7 @@ async def test_cancelling_a_run_mid_tool_leaves_a_valid_transcript():
     assert await agent.run("again") == "after the interrupt"
 
 
-def test_ctrl_c_during_a_sync_tool_stops_the_run_and_keeps_the_transcript_valid(request):
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C -> interrupt
-    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
-
+def test_ctrl_c_during_a_sync_tool_stops_the_run_and_keeps_the_transcript_valid(sigint_handled):
     @tool
     def press_ctrl_c() -> str:
         """Simulates the user pressing Ctrl-C while this tool runs."""

@@ -86,6 +86,8 @@ class Kernel:
         self.client = km.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
+        #: Every stdin prompt the kernel showed, in order.
+        self.prompts: list[str] = []
 
     def execute(
         self,
@@ -94,22 +96,37 @@ class Kernel:
         allow_stdin: bool = True,
         on_message: Callable[[dict[str, Any]], None] | None = None,
         timeout: float = 60,
+        widgets: bool = True,
+        on_input: Callable[[str], str] | None = None,
     ) -> Execution:
-        """Run ``code`` and collect its iopub messages until the kernel is idle again."""
+        """Run ``code`` and collect its iopub messages until the kernel is idle again.
+
+        With ``widgets`` the client behaves as a frontend with a widget manager does: it
+        applies front-end links (``jsdlink``) when their models open, sending the copied
+        value back. Without, it ignores widgets, as ``jupyter console`` does. ``on_input``
+        answers the kernel's stdin prompts (``input()``), given the prompt text.
+        """
         msg_id = self.client.execute(code, allow_stdin=allow_stdin)
         messages = []
+        models: dict[str, dict[str, Any]] = {}
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"cell did not finish in {timeout} s: {code[:80]!r}")
+            if on_input is not None:
+                self._answer_stdin(on_input)
             try:
-                msg = self.client.get_iopub_msg(timeout=remaining)
+                msg = self.client.get_iopub_msg(
+                    timeout=min(remaining, 0.05) if on_input else remaining
+                )
             except queue.Empty:
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             messages.append(msg)
+            if widgets:
+                self._apply_links(msg, models)
             if on_message is not None:
                 on_message(msg)
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
@@ -118,6 +135,31 @@ class Kernel:
             reply = self.client.get_shell_msg(timeout=timeout)
             if reply["parent_header"].get("msg_id") == msg_id:
                 return Execution(reply["content"], messages)
+
+    def _answer_stdin(self, on_input: Callable[[str], str]) -> None:
+        try:
+            msg = self.client.get_stdin_msg(timeout=0)
+        except queue.Empty:
+            return
+        if msg["msg_type"] == "input_request":
+            self.prompts.append(msg["content"]["prompt"])
+            self.client.input(on_input(msg["content"]["prompt"]))
+
+    def _apply_links(self, msg: dict[str, Any], models: dict[str, dict[str, Any]]) -> None:
+        """What the widget manager's DirectionalLinkModel does when it is created."""
+        if msg["msg_type"] != "comm_open" or msg["content"].get("target_name") != "jupyter.widget":
+            return
+        comm_id = msg["content"]["comm_id"]
+        state = msg["content"]["data"]["state"]
+        models[comm_id] = state
+        if state.get("_model_name") != "DirectionalLinkModel":
+            return
+        (source, source_trait), (target, target_trait) = state["source"], state["target"]
+        value = models[source.removeprefix("IPY_MODEL_")][source_trait]
+        self.send_comm(
+            target.removeprefix("IPY_MODEL_"),
+            {"method": "update", "state": {target_trait: value}, "buffer_paths": []},
+        )
 
     def ok(self, code: str, **kwargs: Any) -> Execution:
         """Run ``code`` and fail the test with the kernel's traceback if it errors."""

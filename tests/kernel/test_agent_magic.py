@@ -214,9 +214,11 @@ def test_interrupt_cancels_promptly_and_leaves_a_valid_transcript(kernel):
 
 def test_interrupt_while_waiting_for_approval_abandons_the_panel(kernel, tmp_path):
     kernel.ok("m = ScriptedClient([call('write_file', path='w.txt', content='w'), 'after'])")
+    interrupted = []
 
     def on_message(msg):
-        if msg["msg_type"] == "display_data" and WIDGET_VIEW in msg["content"]["data"]:
+        if WIDGET_VIEW in msg["content"].get("data", {}) and not interrupted:
+            interrupted.append(True)
             kernel.km.interrupt_kernel()
 
     result = kernel.execute("%%agent --model m --tools fs\nwrite", on_message=on_message)

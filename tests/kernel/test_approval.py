@@ -7,10 +7,16 @@ from kernel_harness import Widgets
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+def panels_shown(result) -> list:
+    """The published bundles that show an approval panel (a widget view)."""
+    return [m for m in result.displays if WIDGET_VIEW in m["content"]["data"]]
+
+
 def clicker(kernel, widgets: Widgets, *actions):
-    """An iopub callback that, each time an approval panel is shown, performs the next action:
+    """An iopub callback that, each time a new approval panel is shown, performs the next action:
     ``("approve",)``, ``("deny", reason)`` or ``("always",)``."""
     pending = list(actions)
+    answered: set[str] = set()
 
     def on_message(msg):
         widgets.see(msg)
@@ -18,8 +24,10 @@ def clicker(kernel, widgets: Widgets, *actions):
         if (
             msg["msg_type"] not in ("display_data", "update_display_data")
             or WIDGET_VIEW not in data
+            or data[WIDGET_VIEW]["model_id"] in answered
         ):
             return
+        answered.add(data[WIDGET_VIEW]["model_id"])
         if not pending:
             return
         action = pending.pop(0)
@@ -50,14 +58,14 @@ def test_clicking_approve_while_the_cell_runs_lets_the_gated_tool_run(kernel, tm
     assert card["status"] == "done"
     assert card["approval"] == {"approved": True, "reason": "", "by": "user"}
     assert result.record["events"][-1] == {"type": "text", "text": "Wrote it."}
-    # the panel was replaced by a static note, then emptied once the run completed
-    panel_updates = [
-        m
-        for m in result.of_type("update_display_data")
-        if "application/vnd.aimu.run+json" not in m["content"]["data"]
-    ]
-    assert "write_file: approved" in panel_updates[0]["content"]["data"]["text/plain"]
-    assert panel_updates[-1]["content"]["data"] == {"text/plain": ""}
+    # the panel was shown in the run's own output, which ends as the record alone
+    assert len(result.of_type("display_data")) == 1
+    display_id = result.displays[0]["content"]["transient"]["display_id"]
+    with_panel = [m for m in result.displays if WIDGET_VIEW in m["content"]["data"]]
+    assert with_panel
+    assert {m["content"]["transient"]["display_id"] for m in result.displays} == {display_id}
+    assert WIDGET_VIEW not in result.displays[-1]["content"]["data"]
+    assert "write_file" in with_panel[0]["content"]["data"]["text/plain"]
 
 
 def test_deny_with_a_reason_reaches_the_model_and_the_tool_does_not_run(kernel, tmp_path):
@@ -105,7 +113,7 @@ def test_reading_tools_and_percent_tool_functions_run_without_asking(kernel, tmp
     )
     result = kernel.execute("%%agent --model m --tools fs\nread it", allow_stdin=True)
     assert result.status == "ok", result.error_lines
-    assert not result.of_type("comm_open")
+    assert not panels_shown(result)
     cards = result.record["events"][0:2]
     assert [c["status"] for c in cards] == ["done", "done"]
     assert "forty-two" in cards[0]["result"]
@@ -131,12 +139,14 @@ def test_headless_run_denies_gated_calls_and_records_each_decision(kernel, tmp_p
     kernel.ok("m = ScriptedClient([call('write_file', path='h.txt', content='h'), 'ok'])")
     result = kernel.execute("%%agent --model m --tools fs\nwrite", allow_stdin=False)
     assert result.status == "ok", result.error_lines
-    assert not result.of_type("comm_open")
+    assert not panels_shown(result)
     assert not (tmp_path / "h.txt").exists()
     card = result.record["events"][0]
     assert card["approval"]["by"] == "policy" and card["approval"]["approved"] is False
     text = result.bundle["text/plain"]
-    assert "write_file" in text and "denied by policy" in text
+    assert "write_file" in text
+    assert "denied by policy: no one is there to approve it (headless run)\n" in text
+    assert text.count("policy") == 1  # said once
 
 
 def test_headless_run_follows_aimu_approval_auto(tmp_path):
@@ -163,7 +173,7 @@ def test_approve_deny_refuses_gated_calls_even_interactively(kernel, tmp_path):
     kernel.ok("m = ScriptedClient([call('write_file', path='d.txt', content='d'), 'ok'])")
     result = kernel.execute("%%agent --model m --tools fs --approve deny\nwrite")
     assert result.status == "ok", result.error_lines
-    assert not result.of_type("comm_open")
+    assert not panels_shown(result)
     assert not (tmp_path / "d.txt").exists()
     assert result.record["events"][0]["status"] == "denied"
 
@@ -187,6 +197,7 @@ def test_concurrent_calls_ask_one_at_a_time_in_order(kernel, tmp_path):
     )
     widgets = Widgets()
     timeline: list[str] = []
+    panel_up: list[bool] = []
 
     def on_message(msg):
         widgets.see(msg)
@@ -195,8 +206,11 @@ def test_concurrent_calls_ask_one_at_a_time_in_order(kernel, tmp_path):
             state = data["state"]
             if state.get("_model_name") == "HTMLModel" and "<pre" in state.get("value", ""):
                 timeline.append("asked " + ("1.txt" if "1.txt" in state["value"] else "2.txt"))
-        elif msg["msg_type"] == "update_display_data" and "approved" in data.get("text/plain", ""):
-            timeline.append("answered")
+        elif msg["msg_type"] == "update_display_data":
+            showing = WIDGET_VIEW in data
+            if panel_up and not showing:
+                timeline.append("answered")
+            panel_up[:] = [True] if showing else []
 
     actions = clicker(kernel, widgets, ("approve",), ("deny", "not the second"))
 
@@ -222,7 +236,7 @@ def test_a_python_policy_in_a_notebook_variable_decides(kernel, tmp_path):
     )
     result = kernel.execute("%%agent --model m --tools fs --approve only_notes\nwrite")
     assert result.status == "ok", result.error_lines
-    assert not result.of_type("comm_open")
+    assert not panels_shown(result)
     assert not (tmp_path / "x.txt").exists()
     card = result.record["events"][0]
     assert card["approval"] == {"approved": False, "reason": "notes/ only", "by": "policy"}

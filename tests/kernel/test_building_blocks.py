@@ -173,20 +173,44 @@ def test_transformer_awaits_agent_cells_only():
     assert await_agent_cells([]) == []
 
 
-def test_an_old_kernel_falls_back_to_the_headless_policy_and_says_so_once(monkeypatch, capsys):
+def test_an_old_kernel_asks_on_stdin_and_says_why_once(monkeypatch, capsys):
     import ipykernel
 
+    from aimu_jupyter.ask import StdinAsk
+    from aimu_jupyter.record import RunRecord
     from aimu_jupyter.session import Session
+    from aimu_jupyter.view import open_view
 
     class Kernel:
         def get_parent(self, channel):
-            return {"content": {"allow_stdin": True}}
+            return {"content": {"allow_stdin": True}, "header": {"session": "lab-tab"}}
+
+    def view():
+        return open_view(session, Settings(), RunRecord("p", "m"), display=True, nested=False)
 
     monkeypatch.setattr(ipykernel, "__version__", "7.3.1")
     session = Session(SimpleNamespace(kernel=Kernel(), user_ns={}))
-    assert runner._panels(session, Settings()) is None
-    assert runner._panels(session, Settings()) is None
+    assert isinstance(view().ask, StdinAsk)
+    assert isinstance(view().ask, StdinAsk)
     err = capsys.readouterr().err
     assert err.count("ipykernel 7.3.1 cannot deliver button clicks") == 1
     monkeypatch.setattr(ipykernel, "__version__", "7.4.0")
-    assert runner._panels(session, Settings()) is not None
+    session.frontends["lab-tab"] = True
+    assert view().ask.__name__ == "ask" and not isinstance(view().ask, StdinAsk)
+
+
+def test_a_typed_answer_maps_to_a_decision():
+    from aimu_jupyter.ask import call_text, parse_answer
+
+    assert [parse_answer(a) for a in ("y", " Yes ", "a", "ALWAYS", "n", "no", "")] == [
+        ("approve", ""),
+        ("approve", ""),
+        ("always", ""),
+        ("always", ""),
+        ("deny", ""),
+        ("deny", ""),
+        ("deny", ""),
+    ]
+    assert parse_answer("use /tmp instead") == ("deny", "use /tmp instead")
+    long = call_text("write_file", {"path": "a.txt", "content": "x" * 200})
+    assert long.startswith("write_file(path='a.txt', content='xxx") and long.endswith("…)")

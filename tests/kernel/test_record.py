@@ -29,6 +29,7 @@ EVENT = {
                 "result",
                 "is_error",
                 "images",
+                "images_note",
                 "approval",
                 "children",
             ],

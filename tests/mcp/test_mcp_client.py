@@ -285,7 +285,7 @@ async def test_the_async_client_connects_on_first_use(demo_server):
     await mcp.close()
 
 
-def test_an_interrupt_stops_a_waiting_call_and_the_client_stays_usable(demo_server):
+def test_an_interrupt_stops_a_waiting_call_and_the_client_stays_usable(demo_server, sigint_handled):
     import _thread
 
     started = threading.Event()

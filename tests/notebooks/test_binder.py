@@ -4,7 +4,9 @@ The environment is made the way repo2docker makes it: ``pip install -r
 binder/requirements.txt`` from the repository's root, then ``binder/postBuild``, with the
 environment's ``bin`` first on ``PATH``. Then the main job runs notebook 1 with that
 environment's Python, offline. The first run compiles llama-cpp-python; pip's wheel cache
-makes later runs on the same machine take a few minutes.
+makes later runs on the same machine take a few minutes. ``HOME`` is a temporary directory
+(nothing of the user's configuration leaks in), but pip keeps using the user's own cache, so
+a fresh machine that just ran ``scripts/setup`` does not compile llama-cpp-python twice.
 """
 
 from __future__ import annotations
@@ -31,12 +33,25 @@ def test_fresh_virtualenv_from_binder_files_runs_notebook_1_offline(tmp_path):
         shutil.rmtree(venv, ignore_errors=True)  # a few GB: torch, llama.cpp, JupyterLab
 
 
+def user_pip_cache() -> str | None:
+    """The invoking user's pip cache directory (``None`` when pip's cache is off)."""
+    if os.environ.get("PIP_CACHE_DIR"):
+        return os.environ["PIP_CACHE_DIR"]
+    found = subprocess.run(
+        [sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True
+    )
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
 def _build_and_run(tmp_path, venv):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     env = headless_env()
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    cache = user_pip_cache()
     env["HOME"] = str(tmp_path / "home")
+    if cache is not None:
+        env["PIP_CACHE_DIR"] = cache
     env.pop("PYTHONPATH", None)
 
     pip = [str(python), "-m", "pip", "install", "--quiet"]

@@ -3,8 +3,9 @@
 - ``jupyter_lab``: a JupyterLab server (session-wide) on an ephemeral port with token auth,
   a temporary root directory, and isolated config, data, runtime and IPython directories;
   news and update checks are off and ``window.jupyterapp`` is exposed for tests.
-- ``chromium``: Playwright's Chromium driving ``/usr/bin/chromium`` headless (session-wide),
-  flags in ``lab_harness.CHROMIUM_ARGS``.
+- ``chromium``: Playwright driving the system's Chromium headless (session-wide), the first
+  of ``chromium``, ``chromium-browser``, ``google-chrome`` on PATH, flags in
+  ``lab_harness.CHROMIUM_ARGS``. With none installed the browser tests are skipped, saying so.
 - ``lab_page``: a fresh browser page per test; when the test fails, a full-page screenshot is
   saved as ``test-results/<test name>.png``.
 
@@ -16,6 +17,7 @@ there: ``from lab_harness import open_notebook``). Nothing is downloaded: no
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from collections.abc import Iterator
 
@@ -49,19 +51,31 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab
 
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[object]:
-    """Headless Chromium (Debian's /usr/bin/chromium) under Playwright."""
-    if not CHROMIUM.exists():
-        pytest.fail("the browser tests need Debian's chromium at /usr/bin/chromium")
+    """Headless system Chromium under Playwright."""
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip(
+            "the browser tests need Chromium on PATH (chromium, chromium-browser or "
+            "google-chrome); install it with: sudo apt-get install chromium"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS
         )
         try:
             yield browser
         finally:
             browser.close()
+
+
+def find_chromium() -> str | None:
+    """The system Chromium: Debian's path first, then the usual names on PATH."""
+    if CHROMIUM.exists():
+        return str(CHROMIUM)
+    names = ("chromium", "chromium-browser", "google-chrome")
+    return next((path for name in names if (path := shutil.which(name))), None)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -257,7 +257,8 @@ def _resolve_key(
     if key is None and official:
         raise MissingCredentialsError(
             "OpenAI needs an API key: set OPENAI_API_KEY (or pass api_key=). For a local "
-            "OpenAI-compatible server use 'openai:MODEL@http://HOST:PORT/v1' or base_url="
+            "OpenAI-compatible server use 'openai:MODEL@http://HOST:PORT/v1' or base_url=; "
+            "to work offline, name no model: the embedded 'local' model runs"
         )
     return key, "set OPENAI_API_KEY to a valid key"
 

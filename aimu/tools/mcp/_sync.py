@@ -24,6 +24,7 @@ from anyio.from_thread import start_blocking_portal
 from aimu.tools.mcp._client import CLOSE_TIMEOUT, AsyncMCPClient
 from aimu.tools.mcp._tools import sync_tool
 from aimu.tools.results import ToolResult
+from aimu.tools.stopping import CallStopped, current_stop
 
 T = TypeVar("T")
 
@@ -145,6 +146,7 @@ class _LoopThread:
         the portal owns the thread and the loop's lifetime.
         """
         future: Future[T] = asyncio.run_coroutine_threadsafe(fn(*args), self._loop)
+        stop = current_stop()
         try:
             while True:  # in slices: a blocked wait would not see Ctrl-C until the call ends
                 try:
@@ -152,6 +154,8 @@ class _LoopThread:
                 except TimeoutError:
                     if future.done():
                         return future.result()
+                if stop is not None and stop.is_set():
+                    raise CallStopped("the MCP call was cancelled")
         except BaseException:
             future.cancel()
             raise

@@ -1,0 +1,23 @@
+"""Fixtures shared by every test directory."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture
+def sigint_handled() -> Iterator[None]:
+    """SIGINT raises ``KeyboardInterrupt`` during the test, as at an interactive prompt.
+
+    A test run started as a background job (``pytest &``, some CI runners) inherits SIGINT
+    ignored, and then neither ``os.kill(pid, SIGINT)`` nor ``_thread.interrupt_main()``
+    interrupts anything; tests of Ctrl-C set the handler they need.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
