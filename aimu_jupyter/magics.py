@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import keyword
 import shlex
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -185,6 +186,25 @@ class AimuMagics(Magics):
         help="Ask about the last exception: its traceback and cell go into the prompt (the "
         "cell body, if any, is the question); python and notebook tools are added.",
     )
+    @argument(
+        "--each",
+        metavar="ROWS",
+        help="Run the cell once per row of the notebook variable ROWS (a DataFrame or a list "
+        "of dicts/strings), each in a fresh conversation: {column} fills from the row, "
+        "{item} is the whole row. The results come back as a DataFrame (--out VAR keeps it).",
+    )
+    @argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        help="With --each: how many runs at once (default 8).",
+    )
+    @argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="With --each: append each finished row to PATH (.jsonl or a folder); running "
+        "the cell again skips the rows that succeeded.",
+    )
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run an LLM agent on the cell's text; the answer streams into the cell.
@@ -223,6 +243,8 @@ class AimuMagics(Magics):
             raise UsageError("%%agent: the cell is empty; write the prompt below the first line")
         from aimu_jupyter import runner
 
+        if args.each is not None:
+            return self._start(args, lambda nested: self._run_each(args, prompt))
         if not args.no_interpolate:
             prompt = runner.interpolate(prompt, self.shell.user_ns)
         if args.fix:
@@ -230,12 +252,36 @@ class AimuMagics(Magics):
 
             prompt = fix_prompt(self.shell, prompt)
             args.tools = with_fix_tools(args.tools or self.tools)
+        return self._start(args, lambda nested: self._run(args, prompt, nested=nested))
+
+    def _start(self, args: Any, run: Callable[[bool], Awaitable[Any]]) -> Any:
+        """The run as the cell's awaited coroutine, or driven to completion here when another
+        magic (``%%time``, ``%%capture``) runs the body without awaiting it."""
         awaited, self.awaited = self.awaited, False
         if awaited:
-            return self._run(args, prompt)
+            return run(False)
         from aimu_jupyter.nested import run_to_completion
 
-        return run_to_completion(lambda: self._run(args, prompt, nested=True))
+        return run_to_completion(lambda: run(True))
+
+    async def _run_each(self, args: Any, template: str) -> Any:
+        from aimu_jupyter.batch_cell import run_each
+
+        if args.concurrency < 1:
+            raise UsageError(f"--concurrency must be a whole number >= 1, not {args.concurrency}")
+        return await run_each(
+            self.session,
+            template,
+            args.each,
+            out=args.out,
+            concurrency=args.concurrency,
+            checkpoint=args.checkpoint,
+            model=args.model,
+            tools=args.tools,
+            approve=args.approve,
+            system=args.system,
+            max_iterations=args.max_iterations,
+        )
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
         from aimu_jupyter import runner

@@ -23,7 +23,7 @@ from aimu_jupyter.errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import Session, Settings
-from aimu_jupyter.toolbox import resolve_tools
+from aimu_jupyter.toolbox import Toolset, resolve_tools
 from aimu_jupyter.view import open_view
 from aimu_jupyter.wake import wake_on_signals
 
@@ -58,19 +58,8 @@ async def run(
     """
     quiet_library_logs()
     settings = session.settings()
-    user_ns = session.user_ns
-    client = resolve_model(model, settings, user_ns)
-    toolset = await resolve_tools(
-        _tool_items(tools if tools is not None else settings.tools),
-        user_ns,
-        session.registry,
-        lambda: session.python_tool(settings.allowed_imports),
-        session.notebook_tools,
-    )
-    mode, custom = _approval(approve if approve is not None else settings.approval, user_ns)
-    iterations = max_iterations if max_iterations is not None else settings.max_iterations
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise UsageError(f"--max-iterations must be a whole number >= 1, not {iterations!r}")
+    options = await resolve_options(session, settings, model, tools, approve, max_iterations)
+    client, toolset, mode, custom, iterations = options
 
     conversation = session.conversation(name, new)
     record = RunRecord(prompt, client.name)
@@ -120,6 +109,32 @@ async def run(
         await stream.aclose()
         await view.close(completed=record.status == "done")
     return record.answer
+
+
+async def resolve_options(
+    session: Session,
+    settings: Settings,
+    model: str | ModelClient | None,
+    tools: str | list[Any] | None,
+    approve: str | Callable | None,
+    max_iterations: int | None,
+) -> tuple[ModelClient, Toolset, str | None, Callable | None, int]:
+    """``(client, toolset, approval mode, custom policy, max iterations)`` for a run's options,
+    each falling back to the notebook's ``%config`` settings."""
+    user_ns = session.user_ns
+    client = resolve_model(model, settings, user_ns)
+    toolset = await resolve_tools(
+        _tool_items(tools if tools is not None else settings.tools),
+        user_ns,
+        session.registry,
+        lambda: session.python_tool(settings.allowed_imports),
+        session.notebook_tools,
+    )
+    mode, custom = _approval(approve if approve is not None else settings.approval, user_ns)
+    iterations = max_iterations if max_iterations is not None else settings.max_iterations
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        raise UsageError(f"--max-iterations must be a whole number >= 1, not {iterations!r}")
+    return client, toolset, mode, custom, iterations
 
 
 def resolve_model(

@@ -1,0 +1,129 @@
+"""``%%agent --each rows``: the cell as a template, one fresh agent run per row.
+
+``{column}`` fills from each row (a DataFrame's columns, a dict's keys; ``{item}`` is the
+whole row), other ``{name}`` placeholders from the notebook's variables. The runs share the
+cell's model, tools and options; the results come back as a DataFrame in row order.
+
+No one can click Approve for hundreds of runs, so a batch whose tools would ask must be
+given a declared policy (``--approve auto|deny|policy`` or ``$AIMU_APPROVAL``) and is
+refused before it starts otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import string
+from collections import ChainMap
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from aimu.aio import Agent
+from aimu.batch import BatchRun, BatchSetupError
+from aimu.models.errors import ModelError
+from aimu.tools.approval import read_only
+from aimu_jupyter.approval import NotebookPolicy
+from aimu_jupyter.errors import AgentFailed, AgentInterrupted
+from aimu_jupyter.runner import _Names, resolve_options
+from aimu_jupyter.session import Session
+from aimu_jupyter.toolbox import tool_name
+
+
+async def run_each(
+    session: Session,
+    template: str,
+    rows_name: str,
+    *,
+    out: str | None = None,
+    concurrency: int = 8,
+    checkpoint: str | None = None,
+    model: Any = None,
+    tools: Any = None,
+    approve: Any = None,
+    system: str | None = None,
+    max_iterations: int | None = None,
+) -> Any:
+    """Run the batch; its results as a DataFrame go to ``user_ns[out]``, else are returned.
+
+    When the batch is interrupted, what finished is still stored in ``out``.
+    """
+    user_ns = session.user_ns
+    if rows_name not in user_ns:
+        raise UsageError(f"--each {rows_name}: no notebook variable is named {rows_name!r}")
+    settings = session.settings()
+    options = await resolve_options(session, settings, model, tools, approve, max_iterations)
+    client, toolset, mode, custom, iterations = options
+    _refuse_undeclared_approval(toolset.tools, mode, custom)
+    agent = Agent(
+        client,
+        system_message=system if system is not None else settings.system or None,
+        tools=toolset.for_kernel(_yield, asyncio.Event()),
+        tool_approval=custom or NotebookPolicy(mode=mode),
+        max_iterations=iterations,
+        concurrent_tool_calls=settings.concurrent_tool_calls,
+    )
+    render = _renderer(template, user_ns)
+    try:
+        run = BatchRun(render, user_ns[rows_name], agent=agent, concurrency=concurrency,
+                       checkpoint=checkpoint)  # fmt: skip
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"%%agent --each {rows_name}: {exc}") from None
+    try:
+        async for _ in run:
+            pass
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        partial = run.result()
+        kept = [f"in {out}"] if out else []
+        kept += [f"in {checkpoint}"] if checkpoint else []
+        if out:
+            user_ns[out] = partial.to_pandas()
+        raise AgentInterrupted(
+            f"batch interrupted: {len(partial)} of {partial.total} rows finished"
+            + (f"; they are kept {' and '.join(kept)}" if kept else "")
+        ) from None
+    except (ModelError, BatchSetupError) as exc:
+        raise AgentFailed(str(exc)) from None
+    frame = run.result().to_pandas()
+    if out is None:
+        return frame
+    user_ns[out] = frame
+    return None
+
+
+def _refuse_undeclared_approval(tools: list[Callable], mode: str | None, custom: Any) -> None:
+    """A batch cannot show approval panels: tools that would ask need a declared policy."""
+    if custom is not None or mode in ("auto", "deny"):
+        return
+    if os.environ.get("AIMU_APPROVAL", "").strip().lower() in ("auto", "deny"):
+        return
+    asking = [tool_name(fn) for fn in tools if mode == "ask" or read_only(fn) is False]
+    if asking:
+        raise UsageError(
+            "%%agent --each runs many agents at once, and no one can click Approve for each: "
+            f"these tools would ask ({', '.join(asking)}). Declare the decision: --approve auto "
+            "(run them), --approve deny (refuse them, reading tools still run), or --approve "
+            "my_policy (a notebook variable holding policy(name, arguments))"
+        )
+
+
+def _renderer(template: str, user_ns: dict[str, Any]) -> Callable[[Any], str]:
+    """Row fields first, then notebook variables, for each ``{name}``."""
+    names = _Names(user_ns)
+
+    def render(row: Any) -> str:
+        fields = {str(k): v for k, v in row.items()} if isinstance(row, dict) else {}
+        try:
+            return string.Formatter().vformat(template, (), ChainMap({"item": row}, fields, names))
+        except KeyError as exc:
+            raise ValueError(
+                f"{{{exc.args[0]}}} is neither a field of the rows ({', '.join(fields)}) nor a "
+                "notebook variable"
+            ) from None
+
+    return render
+
+
+async def _yield() -> None:
+    await asyncio.sleep(0)
