@@ -83,7 +83,10 @@ async def dispatch(
         kwargs[params.context_param] = context or ToolContext(tool_call_id=call.id)
 
     try:
-        if getattr(fn, "__tool_is_streaming__", False):
+        runner = getattr(fn, "__tool_stream__", None)  # a tool's own form for the agent (MCP)
+        if runner is not None:
+            value = await _consume_stream(runner, kwargs, call, emit, threaded, flush or _yield)
+        elif getattr(fn, "__tool_is_streaming__", False):
             value = await _consume_stream(fn, kwargs, call, emit, threaded, flush or _yield)
         elif getattr(fn, "__tool_is_async__", False):
             value = await fn(**kwargs)
@@ -143,6 +146,8 @@ def _step(generator: Any) -> tuple[bool, Any]:
 
 
 def _forward(item: Any, last: Any, call: ToolCallRequest, emit: Emit) -> Any:
+    if isinstance(item, ToolResult):  # a streaming tool's answer, not progress
+        return item
     if isinstance(item, StreamChunk):
         emit(item, None)
         if item.phase is Phase.DONE:
