@@ -8,7 +8,7 @@ import struct
 import zlib
 from typing import Any
 
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.dependencies import get_http_headers
 from fastmcp.tools import ToolResult
@@ -75,6 +75,18 @@ def build_server(name: str = "demo", **options: Any) -> FastMCP:
     def stop_server() -> str:
         """End the server process at once, mid-call."""
         os._exit(3)
+
+    @server.tool(annotations={"readOnlyHint": True})
+    def env_value(name: str) -> str:
+        """The value of one of the server's environment variables ('' if unset)."""
+        return os.environ.get(name, "")
+
+    @server.tool
+    async def count_to(n: int, ctx: Context) -> str:
+        """Count to n, reporting each step as progress."""
+        for step in range(1, n + 1):
+            await ctx.report_progress(step, n, f"step {step}")
+        return f"counted to {n}"
 
     @server.tool
     def echo_header(name: str) -> str:

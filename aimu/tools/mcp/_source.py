@@ -156,9 +156,12 @@ def _from_url(url: Any, auth: Any, headers: Mapping[str, str] | None) -> Source:
 def _from_config(config: Any) -> Source:
     normalized, secrets = check_config(config)
     label = "config servers " + ", ".join(repr(str(name)) for name in normalized["mcpServers"])
-    return Source(
-        label, lambda stderrs: ConfigTransport(copy.deepcopy(normalized), stderrs), secrets
-    )
+
+    def build(stderrs: Stderrs) -> ClientTransport:
+        return ConfigTransport(copy.deepcopy(normalized), stderrs)
+
+    hint = "Check each named server's entry in the config (command, args, url, auth)."
+    return Source(label, build, secrets, hint)
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
