@@ -67,6 +67,17 @@ def build_server(name: str = "demo", **options: Any) -> FastMCP:
         return "done"
 
     @server.tool
+    async def wait_noting_cancel(seconds: float, note: str) -> str:
+        """Sleep; if the request is cancelled first, write 'cancelled' to the file ``note``."""
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            with open(note, "w") as file:
+                file.write("cancelled")
+            raise
+        return "done"
+
+    @server.tool
     def server_pid() -> int:
         """The server process id."""
         return os.getpid()

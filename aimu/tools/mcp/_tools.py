@@ -24,6 +24,10 @@ from aimu.tools.mcp._results import MCPResult
 
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
+_WAKE = 0.1
+"""Seconds between wake-ups while a call runs: an interrupt reaching an idle event loop (a
+signal handled in another thread, ipykernel's) acts only once the loop wakes."""
+FIRST = asyncio.FIRST_COMPLETED
 
 Progress = Callable[[dict[str, Any]], None]
 """Receives ``{"progress": n, "total": n | None, "message": str | None}`` as the server reports."""
@@ -101,7 +105,7 @@ def _streaming(name: str, start: Start) -> Callable[..., AsyncIterator[Any]]:
             while not call.done():
                 event = asyncio.ensure_future(events.get())
                 try:
-                    await asyncio.wait({call, event}, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait({call, event}, timeout=_WAKE, return_when=FIRST)
                 finally:
                     event.cancel()
                 if event.done() and not event.cancelled():
