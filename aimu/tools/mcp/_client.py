@@ -179,6 +179,14 @@ class AsyncMCPClient:
         )
 
     async def _session(self) -> Client:
+        client = self._client
+        if (
+            client is not None
+            and self._loop is asyncio.get_running_loop()
+            and client.is_connected()
+            and not self._closed
+        ):
+            return client  # the per-call path: no lock
         if self._closed:
             raise self._closed_error()
         async with self._loop_lock():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import re
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -27,7 +28,6 @@ _MAX_NAME = 64
 _WAKE = 0.1
 """Seconds between wake-ups while a call runs: an interrupt reaching an idle event loop (a
 signal handled in another thread, ipykernel's) acts only once the loop wakes."""
-FIRST = asyncio.FIRST_COMPLETED
 
 Progress = Callable[[dict[str, Any]], None]
 """Receives ``{"progress": n, "total": n | None, "message": str | None}`` as the server reports."""
@@ -95,23 +95,25 @@ def _streaming(name: str, start: Start) -> Callable[..., AsyncIterator[Any]]:
 
     async def stream(**arguments: Any) -> AsyncIterator[Any]:
         loop = asyncio.get_running_loop()
-        events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        events: deque[dict[str, Any]] = deque()
+        wakeup = _Wakeup(loop)
+
+        def arrived(event: dict[str, Any]) -> None:
+            events.append(event)
+            wakeup.set()
 
         def report(event: dict[str, Any]) -> None:
-            loop.call_soon_threadsafe(events.put_nowait, event)
+            loop.call_soon_threadsafe(arrived, event)
 
         call = asyncio.ensure_future(start(name, arguments, report))
+        call.add_done_callback(wakeup.set)
         try:
-            while not call.done():
-                event = asyncio.ensure_future(events.get())
-                try:
-                    await asyncio.wait({call, event}, timeout=_WAKE, return_when=FIRST)
-                finally:
-                    event.cancel()
-                if event.done() and not event.cancelled():
-                    yield event.result()
-            while not events.empty():
-                yield events.get_nowait()
+            while True:
+                while events:
+                    yield events.popleft()
+                if call.done():
+                    break
+                await wakeup.sleep()
             yield call.result()
         finally:
             call.cancel()
@@ -119,6 +121,26 @@ def _streaming(name: str, start: Start) -> Callable[..., AsyncIterator[Any]]:
     stream.__tool_is_async__ = True
     stream.__tool_is_streaming__ = True
     return stream
+
+
+class _Wakeup:
+    """Something to sleep on until progress arrives, the call ends, or ``_WAKE`` passes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self._loop = loop
+        self._future: asyncio.Future[None] | None = None
+
+    def set(self, *_: Any) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+    async def sleep(self) -> None:
+        self._future = self._loop.create_future()
+        timer = self._loop.call_later(_WAKE, self.set)
+        try:
+            await self._future
+        finally:
+            timer.cancel()
 
 
 def _mark(fn: Callable, tool: mcp_types.Tool, start: Start, prefix: str, *, is_async: bool):
