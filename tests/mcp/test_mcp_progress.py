@@ -28,6 +28,7 @@ class Hang:
         self.started = threading.Event()
         self.cancelled = threading.Event()
         self.cancelled_at = 0.0
+        self.server = server
 
         @server.tool
         async def hang() -> str:
@@ -40,6 +41,29 @@ class Hang:
                 self.cancelled.set()
                 raise
             return "unreachable"
+
+    async def cancel_once_started(self, task: asyncio.Task) -> None:
+        """Cancel ``task`` once the call reached the server; check the server saw it in time."""
+        await asyncio.to_thread(self.started.wait, 30)
+        cancelled_at = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await asyncio.to_thread(self.cancelled.wait, 10)
+        assert self.cancelled_at - cancelled_at < PROMPT
+
+
+@pytest.fixture
+def hang() -> Hang:
+    """A server whose ``hang`` tool never answers, beside an ``add`` tool."""
+    server = FastMCP("cancel")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    return Hang(server)
 
 
 def progress_of(chunks) -> list:
@@ -74,60 +98,24 @@ def test_call_tool_hands_progress_to_a_callback(demo_server):
     assert seen == expected_steps(2)
 
 
-async def test_cancelling_an_async_call_cancels_the_request_and_the_next_call_works():
-    server = FastMCP("cancel")
-    hang = Hang(server)
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    async with aimu.aio.MCPClient(server=server) as mcp:
-        pending = asyncio.create_task(mcp.call_tool("hang"))
-        await asyncio.to_thread(hang.started.wait, 30)
-        cancelled_at = time.monotonic()
-        pending.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await pending
-        assert await asyncio.to_thread(hang.cancelled.wait, 10)
-        assert hang.cancelled_at - cancelled_at < PROMPT
+async def test_cancelling_an_async_call_cancels_the_request_and_the_next_call_works(hang):
+    async with aimu.aio.MCPClient(server=hang.server) as mcp:
+        await hang.cancel_once_started(asyncio.create_task(mcp.call_tool("hang")))
         assert await mcp.call_tool("add", {"a": 1, "b": 2}) == "3"
 
 
-async def test_a_cancelled_async_run_cancels_a_sync_clients_call_and_the_client_goes_on():
-    server = FastMCP("cancel")
-    hang = Hang(server)
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    with MCPClient(server=server) as mcp:
+async def test_a_cancelled_async_run_cancels_a_sync_clients_call_and_the_client_goes_on(
+    hang,
+):
+    with MCPClient(server=hang.server) as mcp:
         agent = aimu.aio.Agent(ScriptedClient([call("hang"), "Never."]), tools=mcp.as_tools())
-        run = asyncio.create_task(agent.run("Wait."))
-        await asyncio.to_thread(hang.started.wait, 30)
-        cancelled_at = time.monotonic()
-        run.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await run
-        assert await asyncio.to_thread(hang.cancelled.wait, 10)
-        assert hang.cancelled_at - cancelled_at < PROMPT
+        await hang.cancel_once_started(asyncio.create_task(agent.run("Wait.")))
         tool_messages = [m for m in agent.messages if m["role"] == "tool"]
         assert len(tool_messages) == 1, "the interrupted call was not answered"
         assert mcp.call_tool("add", {"a": 2, "b": 2}) == "4"
 
 
-def test_ctrl_c_in_a_sync_run_cancels_the_request_and_the_client_goes_on():
-    server = FastMCP("interrupt")
-    hang = Hang(server)
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
+def test_ctrl_c_in_a_sync_run_cancels_the_request_and_the_client_goes_on(hang):
     interrupted_at: list[float] = []
 
     def interrupt_when_started() -> None:
@@ -135,7 +123,7 @@ def test_ctrl_c_in_a_sync_run_cancels_the_request_and_the_client_goes_on():
         interrupted_at.append(time.monotonic())
         _thread.interrupt_main()
 
-    with MCPClient(server=server) as mcp:
+    with MCPClient(server=hang.server) as mcp:
         agent = aimu.Agent(ScriptedClient([call("hang"), "Never."]), tools=mcp.as_tools())
         threading.Thread(target=interrupt_when_started, daemon=True).start()
         with pytest.raises(KeyboardInterrupt):

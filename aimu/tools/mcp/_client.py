@@ -111,15 +111,13 @@ class AsyncMCPClient:
         *,
         progress: Progress | None = None,
     ) -> MCPResult:
-        """Run tool ``name`` on the server and return what it answered.
+        """Run tool ``name`` on the server; return its answer, an :class:`MCPResult` (a ``str``).
 
-        The answer is an :class:`MCPResult`: a ``str`` holding the result's text (what a model
-        reads: text blocks, structured content as JSON, images named), with ``images``,
-        ``is_error`` and the raw ``content`` blocks. A failure on the server (the tool raised,
-        rejected its arguments, does not exist, or timed out) is an answer too, with
-        ``is_error=True`` and the server's text. ``progress`` receives the server's progress
-        notifications as dicts (``progress``, ``total``, ``message``). Only a connection failure
-        raises :class:`MCPConnectionError`. Cancelling the call cancels the request.
+        A tool failing on the server (raising, refusing its arguments, unknown, over
+        ``timeout``) answers too, flagged ``is_error``; only a connection failure raises
+        :class:`MCPConnectionError`. ``progress`` is called with each progress notification
+        (``{"progress", "total", "message"}``). Cancelling the call cancels the request on
+        the server; the client stays usable.
         """
         if not isinstance(name, str):
             raise TypeError(f"tool name must be a str, not {type(name).__name__}")

@@ -20,10 +20,13 @@ from aimu.tools.results import Image, ToolResult
 class MCPResult(str, ToolResult):
     """What an MCP tool answered: its text, as a ``str``, carrying ``images`` and ``is_error``.
 
-    Being a ``str`` it is what the reference's ``as_tools()`` functions return (the result's
-    text); being a :class:`ToolResult` it keeps the images and the error flag when the agent
-    dispatches it. ``content`` holds the content blocks as the server sent them, for your own
-    code (they are not redacted); the text the model reads is.
+    The text is what a model reads: the text blocks, structured content as JSON when the text
+    does not already say it, images named (``[image 1: image/png, 70 bytes]``), with the
+    client's secrets redacted. ``is_error`` flags a failure on the server (the text then
+    carries the server's message). Being a ``str`` it is what the reference's ``as_tools()``
+    functions return; being a :class:`ToolResult` it keeps the images and the error flag when
+    the agent dispatches it. ``content`` holds the content blocks as the server sent them, for
+    your own code (not redacted).
     """
 
     content: tuple[Any, ...]

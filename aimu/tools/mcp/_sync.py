@@ -107,16 +107,11 @@ class MCPClient:
         *,
         progress: Progress | None = None,
     ) -> MCPResult:
-        """Run tool ``name`` on the server and return what it answered.
-
-        The answer is an :class:`MCPResult`: a ``str`` holding the result's text (what a model
-        reads: text blocks, structured content as JSON, images named), with ``images``,
-        ``is_error`` and the raw ``content`` blocks. A failure on the server (the tool raised,
-        rejected its arguments, does not exist, or timed out) is an answer too, with
-        ``is_error=True`` and the server's text. ``progress`` receives the server's progress
-        notifications as dicts (``progress``, ``total``, ``message``), on the client's thread.
-        Only a connection failure raises :class:`MCPConnectionError`. Ctrl-C cancels the
-        request and leaves the client usable.
+        """Run tool ``name`` and wait for its :class:`MCPResult` (a ``str``), as
+        :meth:`aimu.aio.MCPClient.call_tool` does: a failure on the server is an answer
+        flagged ``is_error``; only a connection failure raises :class:`MCPConnectionError`.
+        ``progress`` is called on the client's loop thread. Ctrl-C cancels the request on
+        the server and leaves the client usable.
         """
         return self._run(self._core.call_tool, name, arguments, progress=progress)
 
