@@ -68,7 +68,9 @@ def build_server(name: str = "demo", **options: Any) -> FastMCP:
 
     @server.tool
     async def wait_noting_cancel(seconds: float, note: str) -> str:
-        """Sleep; if the request is cancelled first, write 'cancelled' to the file ``note``."""
+        """Write 'started' to the file ``note`` and sleep; write 'cancelled' if cancelled."""
+        with open(note, "w") as file:
+            file.write("started")
         try:
             await asyncio.sleep(seconds)
         except asyncio.CancelledError:

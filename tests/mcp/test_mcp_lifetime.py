@@ -133,3 +133,41 @@ def test_process_exit_never_hangs_even_with_a_call_in_flight(tmp_path):
     server_pid = int(done.stdout.split()[0])
     assert elapsed < 30
     assert not psutil.pid_exists(server_pid), "the stdio server outlived its client's process"
+
+
+def wait_for_text(path: Path, text: str, limit: float) -> float:
+    """Seconds until the file ``path`` (written by a server process) says ``text``."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        if path.exists() and path.read_text() == text:
+            return time.monotonic() - started
+        time.sleep(0.01)
+    raise AssertionError(f"{path.name} never said {text!r}")
+
+
+def test_interrupting_a_cell_during_an_mcp_call_cancels_it_at_once_and_the_client_goes_on(
+    kernel, tmp_path
+):
+    km, kc = kernel
+    note = tmp_path / "note.txt"
+    run_cell(
+        kc,
+        f"""
+        import aimu.aio
+        from aimu.models.providers.scripted import ScriptedClient, call
+        from aimu.tools import MCPClient
+
+        mcp = MCPClient(file="mcp_stdio_server.py")
+        model = ScriptedClient([call("wait_noting_cancel", seconds=60, note={str(note)!r}), "-"])
+        agent = aimu.aio.Agent(model, tools=mcp.as_tools())
+        """,
+    )
+    msg_id = kc.execute('await agent.run("Wait.")')
+    wait_for_text(note, "started", 60)
+    km.interrupt_kernel()
+    assert wait_for_text(note, "cancelled", 5) < 1.0
+    reply = kc.get_shell_msg(timeout=30)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error"
+    assert run_cell(kc, 'print(mcp.call_tool("add", {"a": 1, "b": 2}))').strip() == "3"
+    run_cell(kc, "mcp.close()")
