@@ -12,6 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from jupyter_client.manager import start_new_kernel
+from server_notes import wait_for_text
 
 HERE = Path(__file__).parent
 
@@ -133,16 +134,6 @@ def test_process_exit_never_hangs_even_with_a_call_in_flight(tmp_path):
     server_pid = int(done.stdout.split()[0])
     assert elapsed < 30
     assert not psutil.pid_exists(server_pid), "the stdio server outlived its client's process"
-
-
-def wait_for_text(path: Path, text: str, limit: float) -> float:
-    """Seconds until the file ``path`` (written by a server process) says ``text``."""
-    started = time.monotonic()
-    while time.monotonic() - started < limit:
-        if path.exists() and path.read_text() == text:
-            return time.monotonic() - started
-        time.sleep(0.01)
-    raise AssertionError(f"{path.name} never said {text!r}")
 
 
 def test_interrupting_a_cell_during_an_mcp_call_cancels_it_at_once_and_the_client_goes_on(

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from fastmcp import FastMCP
+from server_notes import wait_for_text
 
 import aimu
 import aimu.aio
@@ -140,13 +141,11 @@ async def test_cancelling_a_call_to_a_stdio_server_cancels_the_request_in_its_pr
     async with aimu.aio.MCPClient(file=stdio_script) as mcp:
         arguments = {"seconds": 60, "note": str(note)}
         pending = asyncio.create_task(mcp.call_tool("wait_noting_cancel", arguments))
-        assert await mcp.call_tool("add", {"a": 1, "b": 1}) == "2"  # the call is under way
+        await asyncio.to_thread(wait_for_text, note, "started", 30)
         cancelled_at = time.monotonic()
         pending.cancel()
         with pytest.raises(asyncio.CancelledError):
             await pending
-        while not note.exists() and time.monotonic() - cancelled_at < 10:
-            await asyncio.sleep(0.01)
-        assert note.read_text() == "cancelled"
+        await asyncio.to_thread(wait_for_text, note, "cancelled", 10)
         assert time.monotonic() - cancelled_at < PROMPT
         assert await mcp.call_tool("add", {"a": 2, "b": 3}) == "5"

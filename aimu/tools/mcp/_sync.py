@@ -44,8 +44,11 @@ class MCPClient:
     and ``headers`` apply only with ``url``; an auth object excludes ``headers``. Wrong
     combinations raise ``ValueError`` here. ``timeout`` bounds each tool call, in seconds.
 
-    Connects at construction (raising :class:`MCPConnectionError` if it cannot); after a lost
-    connection the next call reconnects. The client runs on a loop in a background thread.
+    Connects at construction (raising :class:`MCPConnectionError` if it cannot, naming each
+    server of a ``config`` that did not start and the last line it wrote to stderr); after a
+    lost connection the next call reconnects. The client runs on a loop in a background
+    thread. Stdio servers' stderr goes to the ``aimu.tools.mcp`` logger at INFO, not to the
+    terminal or the cell.
 
     Close it when done, or use ``with``; close a client kept for the life of the process
     explicitly too. An exit hook closes clients still open, all at once, giving up after a
