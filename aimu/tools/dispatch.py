@@ -83,11 +83,9 @@ async def dispatch(
         kwargs[params.context_param] = context or ToolContext(tool_call_id=call.id)
 
     try:
-        runner = getattr(fn, "__tool_stream__", None)  # a tool's own form for the agent (MCP)
-        if runner is not None:
+        runner = getattr(fn, "__tool_stream__", fn)  # a tool's own form for agents (MCP's)
+        if getattr(runner, "__tool_is_streaming__", False):
             value = await _consume_stream(runner, kwargs, call, emit, threaded, flush or _yield)
-        elif getattr(fn, "__tool_is_streaming__", False):
-            value = await _consume_stream(fn, kwargs, call, emit, threaded, flush or _yield)
         elif getattr(fn, "__tool_is_async__", False):
             value = await fn(**kwargs)
         elif threaded:
