@@ -172,3 +172,24 @@ def test_an_official_sdk_servers_result_is_read_once(tool, arguments, expected):
 def test_structured_content_that_says_more_than_the_text_is_still_added(mcp):
     answer = mcp.call_tool("caption_and_data", {"word": "kite"})
     assert json.loads(answer.splitlines()[1]) == {"word": "kite"}
+
+
+def test_a_prefix_lets_a_servers_tool_sit_beside_a_built_in_of_the_same_name():
+    from aimu.tools import builtin
+
+    server = FastMCP("timeclient")
+
+    @server.tool
+    def convert_time(time: str, to_zone: str) -> str:
+        """The server's own time conversion."""
+        return f"server converted {time} to {to_zone}"
+
+    with MCPClient(server=server) as mcp:
+        with pytest.raises(ValueError, match="convert_time"):
+            aimu.Agent(ScriptedClient(["-"]), tools=[builtin.convert_time, *mcp.as_tools()])
+        model = ScriptedClient([call("tc_convert_time", time="10:00", to_zone="UTC"), "Done."])
+        agent = aimu.Agent(model, tools=[builtin.convert_time, *mcp.as_tools(prefix="tc_")])
+        agent.run("Convert.")
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == [
+        "server converted 10:00 to UTC"
+    ]
