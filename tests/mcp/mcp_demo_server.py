@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import struct
+import sys
 import zlib
 from typing import Any
 
@@ -83,6 +84,12 @@ def build_server(name: str = "demo", **options: Any) -> FastMCP:
     def server_pid() -> int:
         """The server process id."""
         return os.getpid()
+
+    @server.tool
+    def crash(reason: str) -> str:
+        """Write ``reason`` to stderr and end the server process at once, mid-call."""
+        print(f"fatal: {reason}", file=sys.stderr, flush=True)
+        os._exit(4)
 
     @server.tool
     def stop_server() -> str:

@@ -189,3 +189,11 @@ def test_fastmcps_info_logs_print_only_when_the_user_turns_logging_on(
         assert "Proxy detected connected client" in done.stderr
     else:
         assert done.stderr == ""
+
+
+def test_a_stdio_server_dying_mid_call_is_reported_with_what_it_last_wrote(stdio_script):
+    with MCPClient(file=stdio_script) as mcp:
+        with pytest.raises(MCPConnectionError, match="Lost the connection") as caught:
+            mcp.call_tool("crash", {"reason": "disk on fire"})
+        assert "its last stderr line: 'fatal: disk on fire'" in str(caught.value)
+        assert mcp.call_tool("add", {"a": 1, "b": 1}) == "2"

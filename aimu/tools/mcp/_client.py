@@ -259,13 +259,20 @@ class AsyncMCPClient:
         return "connected" if self._client is not None and self._client.is_connected() else "idle"
 
     async def _lost(self, doing: str, exc: BaseException) -> MCPConnectionError:
-        """Drop the broken connection (the next call makes a new one); say what happened."""
+        """Drop the broken connection (the next call makes a new one); say what happened,
+        with the last line a stdio server wrote to stderr before it went."""
+        stderrs = self._stderrs
         await self._drop()
-        return self._connection_error(
-            f"Lost the connection to the MCP {self._source.label} while {doing}: {_describe(exc)}",
+        said = await asyncio.to_thread(stderrs.reasons) if stderrs is not None else {}
+        last = f" (its last stderr line: {next(iter(said.values()))!r})" if len(said) == 1 else ""
+        error = self._connection_error(
+            f"Lost the connection to the MCP {self._source.label} while {doing}: "
+            f"{_describe(exc)}{last}",
             exc,
             "The next call reconnects; ping() checks whether the server is back.",
         )
+        error.server_stderr = stderrs.tail() if stderrs is not None else ""
+        return error
 
     def _connection_error(self, what: str, exc: BaseException, hint: str) -> MCPConnectionError:
         """``what`` and ``hint``, redacted, caused by a redacted copy of ``exc``, not ``exc``."""
