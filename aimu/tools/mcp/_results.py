@@ -31,13 +31,7 @@ class MCPResult(str, ToolResult):
 
     content: tuple[Any, ...]
 
-    def __new__(
-        cls,
-        text: str,
-        images: Iterable[Image] = (),
-        is_error: bool = False,
-        content: Iterable[Any] = (),
-    ) -> MCPResult:
+    def __new__(cls, text: str, *_: Any, **__: Any) -> MCPResult:
         return str.__new__(cls, text)
 
     def __init__(
