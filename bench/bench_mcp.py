@@ -3,7 +3,8 @@
 Everything calls the same tool with the same arguments on the same in-memory FastMCP server.
 In this process, in the same run: FastMCP's ``Client`` awaited directly (the floor), our
 blocking ``MCPClient`` (a hop to its loop thread per call), one of its ``as_tools()``
-functions, and ``aimu.aio.MCPClient``. Rounds alternate between them and each one's median
+functions called directly and through the agent's dispatch (its progress-forwarding form),
+and ``aimu.aio.MCPClient``. Rounds alternate between them and each one's median
 round, best round and best CPU time (all threads) are reported; the order is shuffled each
 round, so a busy machine slows all of them alike (on a loaded machine, trust the CPU column
 more than wall time, which includes waiting for a core). The peer, aimu 0.38's
@@ -79,7 +80,9 @@ def measure_ours() -> dict[str, list[tuple[float, float]]]:
     from fastmcp import Client
 
     import aimu.aio
+    from aimu.models.base import ToolCallRequest
     from aimu.tools import MCPClient
+    from aimu.tools.dispatch import dispatch
 
     namespace: dict = {}
     exec(SERVER_SOURCE, namespace)
@@ -113,11 +116,20 @@ def measure_ours() -> dict[str, list[tuple[float, float]]]:
         for _ in range(n):
             add(**ARGS)
 
+    request = ToolCallRequest(id="call-1", name="add", arguments=ARGS)
+
+    async def dispatched_calls(n: int) -> None:
+        for _ in range(n):
+            await dispatch(request, {"add": add})
+
     contenders: dict[str, Callable[[int], None]] = {
         DIRECT[0]: lambda n: loop.run_until_complete(direct_calls(n)),
         DIRECT[1]: lambda n: loop.run_until_complete(direct_raw_calls(n)),
         OURS: sync_calls,
         "aimu.tools.MCPClient as_tools() function": tool_calls,
+        "  the same, through the agent's dispatch": lambda n: loop.run_until_complete(
+            dispatched_calls(n)
+        ),
         "aimu.aio.MCPClient.call_tool": lambda n: loop.run_until_complete(async_calls(n)),
     }
     for run in contenders.values():

@@ -83,8 +83,9 @@ async def dispatch(
         kwargs[params.context_param] = context or ToolContext(tool_call_id=call.id)
 
     try:
-        if getattr(fn, "__tool_is_streaming__", False):
-            value = await _consume_stream(fn, kwargs, call, emit, threaded, flush or _yield)
+        runner = getattr(fn, "__tool_stream__", fn)  # a tool's own form for agents (MCP's)
+        if getattr(runner, "__tool_is_streaming__", False):
+            value = await _consume_stream(runner, kwargs, call, emit, threaded, flush or _yield)
         elif getattr(fn, "__tool_is_async__", False):
             value = await fn(**kwargs)
         elif threaded:
@@ -207,6 +208,8 @@ def _step(generator: Any) -> tuple[bool, Any]:
 
 
 def _forward(item: Any, last: Any, call: ToolCallRequest, emit: Emit) -> Any:
+    if isinstance(item, ToolResult):  # a streaming tool's answer, not progress
+        return item
     if isinstance(item, StreamChunk):
         emit(item, None)
         if item.phase is Phase.DONE:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import struct
+import sys
 import zlib
 from typing import Any
 
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.dependencies import get_http_headers
 from fastmcp.tools import ToolResult
@@ -67,14 +68,45 @@ def build_server(name: str = "demo", **options: Any) -> FastMCP:
         return "done"
 
     @server.tool
+    async def wait_noting_cancel(seconds: float, note: str) -> str:
+        """Write 'started' to the file ``note`` and sleep; write 'cancelled' if cancelled."""
+        with open(note, "w") as file:
+            file.write("started")
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            with open(note, "w") as file:
+                file.write("cancelled")
+            raise
+        return "done"
+
+    @server.tool
     def server_pid() -> int:
         """The server process id."""
         return os.getpid()
 
     @server.tool
+    def crash(reason: str) -> str:
+        """Write ``reason`` to stderr and end the server process at once, mid-call."""
+        print(f"fatal: {reason}", file=sys.stderr, flush=True)
+        os._exit(4)
+
+    @server.tool
     def stop_server() -> str:
         """End the server process at once, mid-call."""
         os._exit(3)
+
+    @server.tool(annotations={"readOnlyHint": True})
+    def env_value(name: str) -> str:
+        """The value of one of the server's environment variables ('' if unset)."""
+        return os.environ.get(name, "")
+
+    @server.tool
+    async def count_to(n: int, ctx: Context) -> str:
+        """Count to n, reporting each step as progress."""
+        for step in range(1, n + 1):
+            await ctx.report_progress(step, n, f"step {step}")
+        return f"counted to {n}"
 
     @server.tool
     def echo_header(name: str) -> str:

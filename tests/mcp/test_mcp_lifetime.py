@@ -12,6 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from jupyter_client.manager import start_new_kernel
+from server_notes import wait_for_text
 
 HERE = Path(__file__).parent
 
@@ -133,3 +134,31 @@ def test_process_exit_never_hangs_even_with_a_call_in_flight(tmp_path):
     server_pid = int(done.stdout.split()[0])
     assert elapsed < 30
     assert not psutil.pid_exists(server_pid), "the stdio server outlived its client's process"
+
+
+def test_interrupting_a_cell_during_an_mcp_call_cancels_it_at_once_and_the_client_goes_on(
+    kernel, tmp_path
+):
+    km, kc = kernel
+    note = tmp_path / "note.txt"
+    run_cell(
+        kc,
+        f"""
+        import aimu.aio
+        from aimu.models.providers.scripted import ScriptedClient, call
+        from aimu.tools import MCPClient
+
+        mcp = MCPClient(file="mcp_stdio_server.py")
+        model = ScriptedClient([call("wait_noting_cancel", seconds=60, note={str(note)!r}), "-"])
+        agent = aimu.aio.Agent(model, tools=mcp.as_tools())
+        """,
+    )
+    msg_id = kc.execute('await agent.run("Wait.")')
+    wait_for_text(note, "started", 60)
+    km.interrupt_kernel()
+    assert wait_for_text(note, "cancelled", 5) < 1.0
+    reply = kc.get_shell_msg(timeout=30)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error"
+    assert run_cell(kc, 'print(mcp.call_tool("add", {"a": 1, "b": 2}))').strip() == "3"
+    run_cell(kc, "mcp.close()")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import traceback
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any
@@ -18,16 +19,20 @@ import mcp_types
 from fastmcp import Client
 from mcp import MCPError
 
-from aimu.tools.mcp._results import to_tool_result
+from aimu.tools.mcp._config import ServersFailed
+from aimu.tools.mcp._logs import quiet_fastmcp
+from aimu.tools.mcp._results import MCPResult, to_tool_result
 from aimu.tools.mcp._source import resolve
-from aimu.tools.mcp._tools import async_tool
-from aimu.tools.mcp.errors import MCPConnectionError
-from aimu.tools.results import ToolResult
+from aimu.tools.mcp._stderr import Stderrs
+from aimu.tools.mcp._tools import Progress, async_tool, check_prefix
+from aimu.tools.mcp.errors import MCPConnectionError, MCPFailure
 
 CONNECT_TIMEOUT = 60.0
 """Seconds to wait for a server to start and answer the MCP handshake."""
 CLOSE_TIMEOUT = 5.0
 """Seconds to wait for a connection to close before abandoning it."""
+
+quiet_fastmcp()
 
 
 class AsyncMCPClient:
@@ -40,7 +45,8 @@ class AsyncMCPClient:
     and ``headers`` apply only with ``url``. ``timeout`` bounds each tool call, in seconds.
 
     Connects on first use (or ``async with``); after a lost connection the next call
-    reconnects. :meth:`close` when done. Use one client per event loop.
+    reconnects. Every server of a ``config`` must start, or connecting fails naming the ones
+    that did not. :meth:`close` when done. Use one client per event loop.
 
         async with aimu.aio.MCPClient(server=my_server) as mcp:
             agent = aimu.aio.Agent(client, tools=await mcp.as_tools())
@@ -64,6 +70,7 @@ class AsyncMCPClient:
             raise ValueError(f"timeout must be a number of seconds > 0, not {timeout!r}")
         self._timeout = timeout
         self._client: Client | None = None
+        self._stderrs: Stderrs | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._closed = False
@@ -80,8 +87,9 @@ class AsyncMCPClient:
         """Connect now rather than on first use; raises :class:`MCPConnectionError`."""
         await self._session()
 
-    async def ping(self) -> list[mcp_types.Tool]:
-        """Check the server answers by listing its tools; returns them.
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        """The server's tools as it describes them, unwrapped: ``mcp_types.Tool`` objects
+        with ``name``, ``description``, ``input_schema`` and ``annotations``.
 
         Raises :class:`MCPConnectionError` if the client is closed or the server unreachable.
         """
@@ -89,36 +97,64 @@ class AsyncMCPClient:
         try:
             return await client.list_tools()
         except Exception as exc:
-            raise await self._lost("listing its tools", exc) from exc
+            error = await self._lost("listing its tools", exc)
+        raise error
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
-        """Run tool ``name`` on the server and return what it answered.
+    async def ping(self) -> list[mcp_types.Tool]:
+        """Check the server answers by listing its tools; returns them (as :meth:`list_tools`)."""
+        return await self.list_tools()
 
-        A failure on the server (the tool raised, rejected its arguments, does not exist, or
-        timed out) is a :class:`ToolResult` with ``is_error=True`` carrying the server's text.
-        Only a connection failure raises :class:`MCPConnectionError`.
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> MCPResult:
+        """Run tool ``name`` on the server; return its answer, an :class:`MCPResult` (a ``str``).
+
+        A tool failing on the server (raising, refusing its arguments, unknown, over
+        ``timeout``) answers too, flagged ``is_error``; only a connection failure raises
+        :class:`MCPConnectionError`. ``progress`` is called with each progress notification
+        (``{"progress", "total", "message"}``). Cancelling the call cancels the request on
+        the server; the client stays usable.
         """
         if not isinstance(name, str):
             raise TypeError(f"tool name must be a str, not {type(name).__name__}")
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(f"arguments must be a dict, not {type(arguments).__name__}")
         client = await self._session()
+        handler = _progress_handler(progress) if progress is not None else None
         try:
-            result = await client.call_tool_mcp(name, dict(arguments or {}), timeout=self._timeout)
+            result = await client.call_tool_mcp(
+                name, dict(arguments or {}), progress_handler=handler, timeout=self._timeout
+            )
         except Exception as exc:
             if _connection_alive(client, exc):
-                return ToolResult.error(self._source.redact(self._tool_failure(name, exc)))
-            raise await self._lost(f"calling tool {name!r}", exc) from exc
-        answer = to_tool_result(name, result)
-        return ToolResult(self._source.redact(answer.text), answer.images, answer.is_error)
+                return MCPResult.error(self._source.redact(self._tool_failure(name, exc)))
+            error = await self._lost(f"calling tool {name!r}", exc)
+        else:
+            answer = to_tool_result(name, result)
+            return MCPResult(
+                self._source.redact(answer), answer.images, answer.is_error, answer.content
+            )
+        raise error  # outside the except block: the original stays out of __context__
 
-    async def as_tools(self) -> list[Callable]:
+    async def as_tools(self, prefix: str = "") -> list[Callable]:
         """The server's tools as async functions for ``aimu.aio.Agent(tools=...)``.
 
-        A snapshot (one ``tools/list``); call again to pick up changes on the server. Each
-        function holds this client, which must stay open while they are used.
+        Each returns an :class:`MCPResult` (a ``str``). ``prefix`` is put before each tool's
+        name in its spec (``prefix="tc_"``: ``tc_convert_time``), to keep two servers' or a
+        server's and a built-in's names apart; the call still reaches the server's own name.
+        In an agent run, the server's progress notifications show as tool progress. A snapshot
+        (one ``tools/list``); call again to pick up changes on the server. Each function holds
+        this client, which must stay open while they are used.
         """
-        return [async_tool(tool, self.call_tool) for tool in await self.ping()]
+        check_prefix(prefix)
+        return [
+            async_tool(tool, self.call_tool, self._start, prefix)
+            for tool in await self.list_tools()
+        ]
 
     async def close(self) -> None:
         """Close the connection (stopping a stdio server). Idempotent; never hangs."""
@@ -132,12 +168,23 @@ class AsyncMCPClient:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close()
 
+    def _start(self, name: str, arguments: dict, progress: Progress) -> Any:
+        return self.call_tool(name, arguments, progress=progress)
+
     def _closed_error(self) -> MCPConnectionError:
         return MCPConnectionError(
             f"This MCP client ({self._source.label}) is closed; create a new one to connect."
         )
 
     async def _session(self) -> Client:
+        client = self._client
+        if (
+            client is not None
+            and self._loop is asyncio.get_running_loop()
+            and client.is_connected()
+            and not self._closed
+        ):
+            return client  # the per-call path: no lock
         if self._closed:
             raise self._closed_error()
         async with self._loop_lock():
@@ -146,20 +193,45 @@ class AsyncMCPClient:
             if self._client is not None and self._client.is_connected():
                 return self._client
             await self._drop()
-            client = Client(self._source.transport())
+            transport, stderrs = self._source.transport()
+            client = Client(transport)
             try:
                 with anyio.fail_after(CONNECT_TIMEOUT):
                     await client.__aenter__()
             except Exception as exc:
                 await _close_quietly(client)
-                raise self._connection_error(
-                    f"Could not connect to the MCP {self._source.label}", exc, self._source.hint
-                ) from exc
-            if self._closed:  # closed while connecting
-                await _close_quietly(client)
-                raise self._closed_error()
-            self._client = client
-            return client
+                reasons = await asyncio.to_thread(stderrs.reasons)
+                error = self._start_failure(exc, reasons, stderrs.tail())
+            else:
+                if not self._closed:
+                    self._client, self._stderrs = client, stderrs
+                    return client
+                await _close_quietly(client)  # closed while connecting
+                stderrs.close()
+                error = self._closed_error()
+        raise error
+
+    def _start_failure(
+        self, exc: Exception, reasons: dict[str, str], stderr: str
+    ) -> MCPConnectionError:
+        """Why connecting failed, in one message: each failed server and its own reason (the
+        last line it wrote to stderr, when it wrote any)."""
+        failed = _find(exc, ServersFailed)
+        if failed is not None:
+            what = "; ".join(
+                f"server {name!r} did not start: "
+                + (f"it said {reasons[name]!r}" if name in reasons else _describe(cause))
+                for name, cause in failed.failures.items()
+            )
+        elif reasons:
+            what = f"the server exited at start-up, saying {next(iter(reasons.values()))!r}"
+        else:
+            what = _describe(exc)
+        error = self._connection_error(
+            f"Could not connect to the MCP {self._source.label}: {what}", exc, self._source.hint
+        )
+        error.server_stderr = stderr
+        return error
 
     def _loop_lock(self) -> asyncio.Lock:
         """The connect lock of the running loop; a closed loop's connection is forgotten."""
@@ -175,8 +247,11 @@ class AsyncMCPClient:
 
     async def _drop(self) -> None:
         client, self._client = self._client, None
+        stderrs, self._stderrs = self._stderrs, None
         if client is not None and self._loop is asyncio.get_running_loop():
             await _close_quietly(client)
+        if stderrs is not None:
+            stderrs.close()
 
     def _state(self) -> str:
         if self._closed:
@@ -184,16 +259,28 @@ class AsyncMCPClient:
         return "connected" if self._client is not None and self._client.is_connected() else "idle"
 
     async def _lost(self, doing: str, exc: BaseException) -> MCPConnectionError:
-        """Drop the broken connection (the next call makes a new one); say what happened."""
+        """Drop the broken connection (the next call makes a new one); say what happened,
+        with the last line a stdio server wrote to stderr before it went."""
+        stderrs = self._stderrs
         await self._drop()
-        return self._connection_error(
-            f"Lost the connection to the MCP {self._source.label} while {doing}",
+        said = await asyncio.to_thread(stderrs.reasons) if stderrs is not None else {}
+        last = f" (its last stderr line: {next(iter(said.values()))!r})" if len(said) == 1 else ""
+        error = self._connection_error(
+            f"Lost the connection to the MCP {self._source.label} while {doing}: "
+            f"{_describe(exc)}{last}",
             exc,
             "The next call reconnects; ping() checks whether the server is back.",
         )
+        error.server_stderr = stderrs.tail() if stderrs is not None else ""
+        return error
 
     def _connection_error(self, what: str, exc: BaseException, hint: str) -> MCPConnectionError:
-        return MCPConnectionError(self._source.redact(f"{what}: {_describe(exc)}. {hint}"))
+        """``what`` and ``hint``, redacted, caused by a redacted copy of ``exc``, not ``exc``."""
+        redact = self._source.redact
+        error = MCPConnectionError(redact(f"{what}. {hint}"))
+        details = redact("".join(traceback.format_exception(exc)))
+        error.__cause__ = MCPFailure(redact(_describe(exc)), details)
+        return error
 
     def _tool_failure(self, name: str, exc: Exception) -> str:
         if isinstance(exc, MCPError) and exc.error.code == mcp_types.REQUEST_TIMEOUT:
@@ -202,6 +289,13 @@ class AsyncMCPClient:
         if isinstance(exc, MCPError):
             return f"Tool '{name}' failed on the MCP server: {exc.error.message}"
         return f"Tool '{name}': the MCP server's answer could not be read: {_describe(exc)}"
+
+
+def _progress_handler(progress: Progress) -> Callable[..., Any]:
+    async def handler(done: float, total: float | None, message: str | None) -> None:
+        progress({"progress": done, "total": total, "message": message})
+
+    return handler
 
 
 def _connection_alive(client: Client, exc: Exception) -> bool:
@@ -215,6 +309,25 @@ async def _close_quietly(client: Client) -> None:
     """Close ``client``, bounded in time, ignoring the errors of a connection already dead."""
     with anyio.move_on_after(CLOSE_TIMEOUT, shield=True), suppress(Exception):
         await client.close()
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """``exc``, the leaves of exception groups in it, and what they were caused by."""
+    seen: list[BaseException] = []
+    pending = [exc]
+    while pending:
+        current = pending.pop(0)
+        if any(current is s for s in seen) or len(seen) > 50:
+            continue
+        seen.append(current)
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return seen
+
+
+def _find(exc: BaseException, kind: type[ServersFailed]) -> ServersFailed | None:
+    return next((e for e in _leaves(exc) if isinstance(e, kind)), None)
 
 
 def _describe(exc: BaseException) -> str:

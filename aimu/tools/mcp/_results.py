@@ -1,13 +1,15 @@
-"""Turn an MCP ``CallToolResult`` into the :class:`ToolResult` a model reads.
+"""Turn an MCP ``CallToolResult`` into the :class:`MCPResult` a model reads.
 
-Text blocks are joined; structured content is added as JSON unless a text block already
-says the same; images are kept as :class:`Image` (for the notebook) and named in the text
-(for the model); audio and binary resources are described, never dumped.
+Text blocks are joined; structured content is added as JSON unless the text already says the
+same (a server built with the official SDK sends a ``-> str`` result both ways, as text and as
+``{"result": ...}``); images are kept as :class:`Image` (for the notebook) and named in the
+text (for the model); audio and binary resources are described, never dumped.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import mcp_types
@@ -15,7 +17,39 @@ import mcp_types
 from aimu.tools.results import Image, ToolResult
 
 
-def to_tool_result(tool_name: str, result: mcp_types.CallToolResult) -> ToolResult:
+class MCPResult(str, ToolResult):
+    """What an MCP tool answered: its text, as a ``str``, carrying ``images`` and ``is_error``.
+
+    The text is what a model reads: the text blocks, structured content as JSON when the text
+    does not already say it, images named (``[image 1: image/png, 70 bytes]``), with the
+    client's secrets redacted. ``is_error`` flags a failure on the server (the text then
+    carries the server's message). Being a ``str`` it is what the reference's ``as_tools()``
+    functions return; being a :class:`ToolResult` it keeps the images and the error flag when
+    the agent dispatches it. ``content`` holds the content blocks as the server sent them, for
+    your own code (not redacted).
+    """
+
+    content: tuple[Any, ...]
+
+    def __new__(cls, text: str, *_: Any, **__: Any) -> MCPResult:
+        return str.__new__(cls, text)
+
+    def __init__(
+        self,
+        text: str,
+        images: Iterable[Image] = (),
+        is_error: bool = False,
+        content: Iterable[Any] = (),
+    ) -> None:
+        ToolResult.__init__(self, str(text), tuple(images), bool(is_error))
+        object.__setattr__(self, "content", tuple(content))
+
+    @classmethod
+    def error(cls, text: str) -> MCPResult:
+        return cls(text, is_error=True)
+
+
+def to_tool_result(tool_name: str, result: mcp_types.CallToolResult) -> MCPResult:
     parts: list[str] = []
     images: list[Image] = []
     for block in result.content:
@@ -30,12 +64,12 @@ def to_tool_result(tool_name: str, result: mcp_types.CallToolResult) -> ToolResu
         elif isinstance(block, mcp_types.ResourceLink):
             parts.append(f"[resource link: {block.name} <{block.uri}>]")
     structured = _structured(result)
-    if structured is not _NOTHING and not any(_same_json(p, structured) for p in parts):
+    if structured is not _NOTHING and not _already_said(parts, structured):
         parts.append(json.dumps(structured, ensure_ascii=False, default=str))
     text = "\n".join(parts)
     if not text:
         text = f"Tool '{tool_name}' failed without a message." if result.is_error else "(no output)"
-    return ToolResult(text, tuple(images), is_error=bool(result.is_error))
+    return MCPResult(text, images, bool(result.is_error), result.content)
 
 
 _NOTHING = object()
@@ -50,6 +84,24 @@ def _structured(result: mcp_types.CallToolResult) -> Any:
     if isinstance(fastmcp_meta, dict) and fastmcp_meta.get("wrap_result") and "result" in value:
         return value["result"]
     return value
+
+
+def _already_said(parts: list[str], structured: Any) -> bool:
+    """Whether the text blocks already carry ``structured``, or the bare value the official
+    SDK wraps as ``{"result": value}`` (a list of values comes one text block per item)."""
+    candidates = [structured]
+    if isinstance(structured, dict) and list(structured) == ["result"]:
+        candidates.append(structured["result"])
+    for value in candidates:
+        if any(_same_json(part, value) for part in parts):
+            return True
+        if (
+            isinstance(value, list)
+            and len(value) == len(parts) > 0
+            and all(_same_json(part, item) for part, item in zip(parts, value, strict=True))
+        ):
+            return True
+    return False
 
 
 def _same_json(text: str, value: Any) -> bool:

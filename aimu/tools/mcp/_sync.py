@@ -22,8 +22,8 @@ import mcp_types
 from anyio.from_thread import start_blocking_portal
 
 from aimu.tools.mcp._client import CLOSE_TIMEOUT, AsyncMCPClient
-from aimu.tools.mcp._tools import sync_tool
-from aimu.tools.results import ToolResult
+from aimu.tools.mcp._results import MCPResult
+from aimu.tools.mcp._tools import Progress, check_prefix, sync_tool
 from aimu.tools.stopping import CallStopped, current_stop
 
 T = TypeVar("T")
@@ -45,8 +45,11 @@ class MCPClient:
     and ``headers`` apply only with ``url``; an auth object excludes ``headers``. Wrong
     combinations raise ``ValueError`` here. ``timeout`` bounds each tool call, in seconds.
 
-    Connects at construction (raising :class:`MCPConnectionError` if it cannot); after a lost
-    connection the next call reconnects. The client runs on a loop in a background thread.
+    Connects at construction (raising :class:`MCPConnectionError` if it cannot, naming each
+    server of a ``config`` that did not start and the last line it wrote to stderr); after a
+    lost connection the next call reconnects. The client runs on a loop in a background
+    thread. Stdio servers' stderr goes to the ``aimu.tools.mcp`` logger at INFO, not to the
+    terminal or the cell.
 
     Close it when done, or use ``with``; close a client kept for the life of the process
     explicitly too. An exit hook closes clients still open, all at once, giving up after a
@@ -89,30 +92,46 @@ class MCPClient:
         """Whether :meth:`close` was called."""
         return not self._closer.alive
 
-    def ping(self) -> list[mcp_types.Tool]:
-        """Check the server answers by listing its tools; returns them.
+    def list_tools(self) -> list[mcp_types.Tool]:
+        """The server's tools as it describes them, unwrapped: ``mcp_types.Tool`` objects
+        with ``name``, ``description``, ``input_schema`` and ``annotations``.
 
         Raises :class:`MCPConnectionError` if the client is closed or the server unreachable.
         """
-        return self._run(self._core.ping)
+        return self._run(self._core.list_tools)
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
-        """Run tool ``name`` on the server and return what it answered.
+    def ping(self) -> list[mcp_types.Tool]:
+        """Check the server answers by listing its tools; returns them (as :meth:`list_tools`)."""
+        return self._run(self._core.list_tools)
 
-        A failure on the server (the tool raised, rejected its arguments, does not exist, or
-        timed out) is a :class:`ToolResult` with ``is_error=True`` carrying the server's text.
-        Only a connection failure raises :class:`MCPConnectionError`.
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> MCPResult:
+        """Run tool ``name`` and wait for its :class:`MCPResult` (a ``str``), as
+        :meth:`aimu.aio.MCPClient.call_tool` does: a failure on the server is an answer
+        flagged ``is_error``; only a connection failure raises :class:`MCPConnectionError`.
+        ``progress`` is called on the client's loop thread. Ctrl-C cancels the request on
+        the server and leaves the client usable.
         """
-        return self._run(self._core.call_tool, name, arguments)
+        return self._run(self._core.call_tool, name, arguments, progress=progress)
 
-    def as_tools(self) -> list[Callable]:
+    def as_tools(self, prefix: str = "") -> list[Callable]:
         """The server's tools as functions for ``Agent(tools=...)``, beside ``@tool`` ones.
 
-        Each returns the tool's text (a :class:`ToolResult` when there are images or the tool
-        failed). A snapshot (one ``tools/list``); call again to pick up changes on the server.
-        Each function holds this client, keeping it alive.
+        Each returns an :class:`MCPResult`, a ``str`` (the result's text) that also carries
+        its images and error flag. ``prefix`` is put before each tool's name in its spec
+        (``prefix="tc_"``: ``tc_convert_time``), to keep two servers' or a server's and a
+        built-in's names apart; the call still reaches the server's own name. In an agent
+        run, the server's progress notifications show as tool progress, and interrupting the
+        run cancels the request. A snapshot (one ``tools/list``); call again to pick up
+        changes on the server. Each function holds this client, keeping it alive.
         """
-        return [sync_tool(tool, self.call_tool) for tool in self.ping()]
+        check_prefix(prefix)
+        return [sync_tool(tool, self.call_tool, self._start, prefix) for tool in self.ping()]
 
     def close(self) -> None:
         """Close the connection and stop the background loop. Idempotent; never hangs."""
@@ -124,10 +143,17 @@ class MCPClient:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def _run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+    def _run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
         if not self._closer.alive:
             raise self._core._closed_error()
-        return self._loop.run(fn, *args)
+        return self._loop.run(fn, *args, **kwargs)
+
+    async def _start(self, name: str, arguments: dict, progress: Progress) -> MCPResult:
+        """A call from another event loop (an agent's): awaited there, run on ours."""
+        if not self._closer.alive:
+            raise self._core._closed_error()
+        call = self._loop.submit(self._core.call_tool, name, arguments, progress=progress)
+        return await asyncio.wrap_future(call)
 
 
 class _LoopThread:
@@ -139,26 +165,30 @@ class _LoopThread:
         self._loop = self._portal.call(asyncio.get_running_loop)
         self._thread_id = self._portal.call(threading.get_ident)
 
-    def run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+    def run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(*args)`` on the loop and wait; an interrupt cancels it there too.
 
         Calls go straight to the portal's loop (half the cost of a portal task per call);
         the portal owns the thread and the loop's lifetime.
         """
-        future: Future[T] = asyncio.run_coroutine_threadsafe(fn(*args), self._loop)
+        future = self.submit(fn, *args, **kwargs)
         stop = current_stop()
         try:
-            while True:  # in slices: a blocked wait would not see Ctrl-C until the call ends
-                try:
-                    return future.result(timeout=_WAKE)
-                except TimeoutError:
-                    if future.done():
-                        return future.result()
-                if stop is not None and stop.is_set():
+            while not future.done():  # in slices, so Ctrl-C and a cancelled call are seen at once
+                with suppress(TimeoutError):
+                    future.result(timeout=_WAKE)
+                if stop is not None and stop.is_set() and not future.done():
                     raise CallStopped("the MCP call was cancelled")
         except BaseException:
             future.cancel()
             raise
+        return future.result()
+
+    def submit(
+        self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any
+    ) -> Future[T]:
+        """Start ``fn(*args, **kwargs)`` on the loop; cancelling the future cancels it there."""
+        return asyncio.run_coroutine_threadsafe(fn(*args, **kwargs), self._loop)
 
     def stop(self, last: Callable[[], Awaitable[Any]], wait: bool = True) -> threading.Thread:
         """Run ``last`` on the loop, then end the loop and its thread; return the thread

@@ -1,70 +1,155 @@
-"""An MCP server's tools as aimu tools: an OpenAI spec from the server's input schema,
-and a plain or async function that calls the tool on the server.
+"""An MCP server's tools as aimu tools: an OpenAI spec from the server's input schema, and a
+plain or async function that calls the tool on the server and returns an :class:`MCPResult`
+(a ``str``).
 
-The functions carry ``__tool_spec__``, ``__tool_is_async__`` and ``__tool_is_streaming__``,
-so the agent dispatches them like ``@tool`` functions. They carry no ``__tool_params__``:
-arguments pass through unchanged and the server validates them.
+The functions carry ``__tool_spec__``, ``__tool_is_async__``, ``__tool_is_streaming__`` and
+``__tool_read_only__`` (from the server's annotations), so the agent dispatches and gates them
+like ``@tool`` functions. They carry no ``__tool_params__``: arguments pass through unchanged
+and the server validates them. ``__tool_stream__`` is the form the agent runs: an async
+generator yielding the server's progress notifications, then the result, and cancelling the
+request when the run is interrupted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import re
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import mcp_types
 
-from aimu.tools.results import ToolResult
+from aimu.tools.mcp._results import MCPResult
 
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_NAME = 64
+_WAKE = 0.1
+"""Seconds between wake-ups while a call runs: an interrupt reaching an idle event loop (a
+signal handled in another thread, ipykernel's) acts only once the loop wakes."""
+
+Progress = Callable[[dict[str, Any]], None]
+"""Receives ``{"progress": n, "total": n | None, "message": str | None}`` as the server reports."""
+Start = Callable[[str, dict, Progress], Awaitable[MCPResult]]
+"""Starts a call of the named tool on the caller's loop, reporting progress as it comes."""
 
 
-def tool_spec(tool: mcp_types.Tool) -> dict[str, Any]:
-    """The OpenAI function spec of ``tool``; names models refuse are made safe."""
+def check_prefix(prefix: str) -> str:
+    if not isinstance(prefix, str) or _NOT_IN_NAME.search(prefix) or len(prefix) > _MAX_NAME // 2:
+        raise ValueError(
+            f"prefix must be letters, digits, '_' or '-' (at most {_MAX_NAME // 2}), "
+            f"e.g. 'tc_'; got {prefix!r}"
+        )
+    return prefix
+
+
+def tool_spec(tool: mcp_types.Tool, prefix: str = "") -> dict[str, Any]:
+    """The OpenAI function spec of ``tool``, named ``prefix`` + its name made safe for models."""
     parameters = copy.deepcopy(tool.input_schema) if isinstance(tool.input_schema, dict) else {}
     parameters.setdefault("type", "object")
     parameters.setdefault("properties", {})
     return {
         "type": "function",
         "function": {
-            "name": _NOT_IN_NAME.sub("_", tool.name)[:64] or "tool",
+            "name": (prefix + _NOT_IN_NAME.sub("_", tool.name))[:_MAX_NAME] or "tool",
             "description": tool.description or tool.title or "",
             "parameters": parameters,
         },
     }
 
 
-def sync_tool(tool: mcp_types.Tool, call: Callable[[str, dict], ToolResult]) -> Callable:
+def is_read_only(tool: mcp_types.Tool) -> bool:
+    """Contract C1: only reads when the server says ``readOnlyHint`` and not ``destructiveHint``."""
+    hints = tool.annotations
+    return bool(hints and hints.read_only_hint is True and hints.destructive_hint is not True)
+
+
+def sync_tool(
+    tool: mcp_types.Tool, call: Callable[[str, dict], MCPResult], start: Start, prefix: str = ""
+) -> Callable:
     """A blocking function that runs ``tool`` through ``call(name, arguments)``."""
 
-    def run(**arguments: Any) -> str | ToolResult:
-        return _simplest(call(tool.name, arguments))
+    def run(**arguments: Any) -> MCPResult:
+        return call(tool.name, arguments)
 
-    return _mark(run, tool, is_async=False)
+    return _mark(run, tool, start, prefix, is_async=False)
 
 
 def async_tool(
-    tool: mcp_types.Tool, call: Callable[[str, dict], Awaitable[ToolResult]]
+    tool: mcp_types.Tool,
+    call: Callable[[str, dict], Awaitable[MCPResult]],
+    start: Start,
+    prefix: str = "",
 ) -> Callable:
     """A coroutine function that runs ``tool`` through ``await call(name, arguments)``."""
 
-    async def run(**arguments: Any) -> str | ToolResult:
-        return _simplest(await call(tool.name, arguments))
+    async def run(**arguments: Any) -> MCPResult:
+        return await call(tool.name, arguments)
 
-    return _mark(run, tool, is_async=True)
-
-
-def _simplest(result: ToolResult) -> str | ToolResult:
-    """Plain text stays a ``str``; images and errors need the :class:`ToolResult`."""
-    return result if result.images or result.is_error else result.text
+    return _mark(run, tool, start, prefix, is_async=True)
 
 
-def _mark(fn: Callable, tool: mcp_types.Tool, *, is_async: bool) -> Callable:
-    spec = tool_spec(tool)
+def _streaming(name: str, start: Start) -> Callable[..., AsyncIterator[Any]]:
+    """The agent's form of a tool: progress events as they come, then the result."""
+
+    async def stream(**arguments: Any) -> AsyncIterator[Any]:
+        loop = asyncio.get_running_loop()
+        events: deque[dict[str, Any]] = deque()
+        wakeup = _Wakeup(loop)
+
+        def arrived(event: dict[str, Any]) -> None:
+            events.append(event)
+            wakeup.set()
+
+        def report(event: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(arrived, event)
+
+        call = asyncio.ensure_future(start(name, arguments, report))
+        call.add_done_callback(wakeup.set)
+        try:
+            while True:
+                while events:
+                    yield events.popleft()
+                if call.done():
+                    break
+                await wakeup.sleep()
+            yield call.result()
+        finally:
+            call.cancel()
+
+    stream.__tool_is_async__ = True
+    stream.__tool_is_streaming__ = True
+    return stream
+
+
+class _Wakeup:
+    """Something to sleep on until progress arrives, the call ends, or ``_WAKE`` passes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self._loop = loop
+        self._future: asyncio.Future[None] | None = None
+
+    def set(self, *_: Any) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+    async def sleep(self) -> None:
+        self._future = self._loop.create_future()
+        timer = self._loop.call_later(_WAKE, self.set)
+        try:
+            await self._future
+        finally:
+            timer.cancel()
+
+
+def _mark(fn: Callable, tool: mcp_types.Tool, start: Start, prefix: str, *, is_async: bool):
+    spec = tool_spec(tool, prefix)
     fn.__name__ = fn.__qualname__ = spec["function"]["name"]
     fn.__doc__ = spec["function"]["description"]
     fn.__tool_spec__ = spec
     fn.__tool_is_async__ = is_async
     fn.__tool_is_streaming__ = False
+    fn.__tool_read_only__ = is_read_only(tool)
+    fn.__tool_stream__ = _streaming(tool.name, start)
     return fn
