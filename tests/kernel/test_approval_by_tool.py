@@ -144,12 +144,18 @@ def test_a_write_tool_asks_in_a_sub_agent_two_levels_down(kernel, tmp_path):
     assert titles[-1].count("subagent@") == 3  # the great-grandchild names its whole lineage
 
 
-def test_the_notebook_tools_only_read_and_the_python_tool_executes():
+def test_the_notebook_tools_read_except_add_cell_and_the_python_tool_executes():
     from types import SimpleNamespace
 
     from aimu_jupyter.notebook_tools import make_notebook_tools
     from aimu_jupyter.toolbox import make_kernel_python_tool
 
-    readers = make_notebook_tools(SimpleNamespace(user_ns={}))
-    assert [t.__tool_read_only__ for t in readers] == [True, True, True]
+    tools = make_notebook_tools(SimpleNamespace(user_ns={}))
+    flags = {t.__tool_spec__["function"]["name"]: t.__tool_read_only__ for t in tools}
+    assert flags == {
+        "list_variables": True,
+        "describe_variable": True,
+        "read_cells": True,
+        "add_cell": False,  # it writes the notebook
+    }
     assert make_kernel_python_tool({}, []).__tool_read_only__ is False

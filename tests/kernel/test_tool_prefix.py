@@ -56,3 +56,15 @@ def test_a_prefix_on_something_that_is_not_an_mcp_client_is_a_clear_error(kernel
     )
     bad = kernel.execute("%%agent --model m --tools m:t-c\nhi")
     assert "letters, digits or _" in bad.reply["evalue"]
+
+
+def test_a_real_mcp_clients_tools_take_the_prefix_and_reach_the_server(kernel):
+    kernel.ok(
+        SERVER + "m = ScriptedClient([call('tc_convert_time', time='noon', to_zone='UTC'), 'ok'])"
+    )
+    result = kernel.ok("%%agent --model m --tools time,timeclient:tc --approve auto\nconvert")
+    names = kernel.value("[t['function']['name'] for t in m.requests[0]['tools']]")
+    assert "convert_time" in names and "tc_convert_time" in names
+    card = next(e for e in result.record["events"] if e.get("name") == "tc_convert_time")
+    assert card["result"] == "noon in UTC" and not card["is_error"]
+    kernel.ok("timeclient.close()")
