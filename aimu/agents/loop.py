@@ -116,7 +116,7 @@ class AgentCore:
         self.inbox = _check_inbox(inbox)
         self.events = events
         ev.sink_function(events)  # refuse a sink that cannot be called, now
-        groups = check_groups(list(tool_groups) if tool_groups is not None else None)
+        groups = check_groups(tool_groups)
         self.tool_groups = GroupLoader(groups, lambda: self.tools) if groups else None
         if self.tool_groups is not None and "load_tools" in self.tools:
             raise ValueError("a tool named 'load_tools' conflicts with the agent's tool groups")

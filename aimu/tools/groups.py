@@ -115,8 +115,10 @@ class GroupLoader:
         names = tuple(self.groups)
         listing = "\n".join(f"- {g.name}: {g.description}" for g in self.groups.values())
 
-        def load_tools(group: Literal[names]) -> str:  # type: ignore[valid-type]
+        def load_tools(group: str) -> str:
             return self.load(group)
+
+        load_tools.__annotations__ = {"group": Literal[names], "return": str}
 
         load_tools.__doc__ = (
             "Load a group of tools you do not have yet; its tools are offered to you from your "
