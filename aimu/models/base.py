@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,13 +104,6 @@ class TurnEnd:
 
 
 ModelEvent = TextDelta | ThinkingDelta | ToolCallRequest | TurnEnd
-
-
-@dataclass(frozen=True, slots=True)
-class GenerationOptions:
-    thinking: bool | str | None = None   # None provider default; False; True; "low"|"medium"|"high"
-    generate_kwargs: Mapping[str, Any] = field(default_factory=dict)  # temperature, max_tokens, top_p, seed, stop, ...
-    response_format: dict | None = None  # {"name": str, "schema": <JSON Schema>} the answer must follow
 
 
 class ModelClient(ABC):

@@ -72,7 +72,9 @@ def test_events_name_the_round_cap_as_the_stop_reason():
 
 def test_approval_events_carry_the_decision():
     seen = []
-    agent = two_round_agent(seen.append, tool_approval=lambda n, a: Denied("no") if n == "explode" else True)
+    agent = two_round_agent(
+        seen.append, tool_approval=lambda n, a: Denied("no") if n == "explode" else True
+    )
     agent.run("go")
     approvals = [e for e in seen if e.type.startswith("approval")]
     assert [(e.type, e.name) for e in approvals] == [

@@ -102,5 +102,5 @@ def test_empty_or_non_text_messages_are_refused(bad):
 
 
 def test_inbox_must_be_an_inbox():
-    with pytest.raises(TypeError, match="inbox must be an aimu.agents.Inbox"):
+    with pytest.raises(TypeError, match=r"inbox must be an aimu\.agents\.Inbox"):
         Agent(ScriptedClient(["x"]), inbox=["hello"])

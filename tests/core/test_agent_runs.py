@@ -11,7 +11,7 @@ import aimu
 from aimu import Agent, Denied, ToolContext, tool
 from aimu.agents import StructuredOutputError
 from aimu.models.errors import ModelError
-from aimu.models.providers.scripted import ScriptedClient, call, reply
+from aimu.models.providers.scripted import ScriptedClient, call
 
 
 @tool

@@ -3,8 +3,8 @@
 import pytest
 
 from aimu import Agent, tool
-from aimu.tools import ToolGroup
 from aimu.models.providers.scripted import ScriptedClient, call, reply
+from aimu.tools import ToolGroup
 
 
 @tool
@@ -59,12 +59,14 @@ def test_loading_an_unknown_group_is_an_argument_error_the_model_reads():
     model = ScriptedClient([call("load_tools", group="chemistry"), "sorry"])
     agent = Agent(model, tool_groups=[MATH, DATES])
     agent.run("go")
-    result = [m["content"] for m in agent.messages if m["role"] == "tool"][0]
+    result = next(m["content"] for m in agent.messages if m["role"] == "tool")
     assert "chemistry" in result and "math" in result
 
 
 def test_a_group_tool_named_like_an_existing_tool_is_skipped_and_reported():
-    model = ScriptedClient([call("load_tools", group="math"), call("load_tools", group="math"), "x"])
+    model = ScriptedClient(
+        [call("load_tools", group="math"), call("load_tools", group="math"), "x"]
+    )
     agent = Agent(model, tools=[add], tool_groups=[MATH])
     agent.run("go")
     first, second = [m["content"] for m in agent.messages if m["role"] == "tool"]
