@@ -14,6 +14,10 @@ The key comes from ``api_key=``, else the variable named by ``api_key_env=``, el
 ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``) for api.anthropic.com or the
 ``ANTHROPIC_BASE_URL`` server. ``max_tokens`` defaults to 4096; ``max_retries`` and
 ``timeout`` configure the SDK; any other option is a Messages API parameter.
+``default_generate_kwargs`` are sampling options under each turn's ``generate_kwargs``. A
+``response_format`` is answered through a forced tool whose input is the answer; that input is
+streamed back as the answer text (JSON), not as a tool call (see
+:mod:`aimu.models.providers._generation`).
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
 from aimu.models.base import (
+    GenerationOptions,
     ModelClient,
     ModelEvent,
     TextDelta,
@@ -34,18 +39,18 @@ from aimu.models.base import (
     TurnEnd,
     Usage,
 )
-from aimu.models.errors import ContextOverflowError, MissingCredentialsError, ModelError
+from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
     body_message,
     env,
     import_sdk,
     is_context_overflow,
-    overflow_message,
     redact,
     split_request_options,
     stainless_error,
 )
+from aimu.models.providers._generation import anthropic_fields, overflow_error, parameters
 from aimu.models.providers._sse import sse_events
 
 OFFICIAL_URL = "https://api.anthropic.com"
@@ -71,6 +76,7 @@ class AnthropicClient(ModelClient):
         max_retries: int = 2,
         timeout: float | None = None,
         default_headers: dict[str, str] | None = None,
+        default_generate_kwargs: Mapping[str, Any] | None = None,
         **params: Any,
     ):
         sdk = import_sdk("anthropic", "anthropic", "anthropic")
@@ -85,12 +91,16 @@ class AnthropicClient(ModelClient):
             "max_retries": max_retries,
             "timeout": timeout,
             "default_headers": default_headers,
+            "default_generate_kwargs": default_generate_kwargs,
             **params,
         }
         from anthropic.resources.messages import AsyncMessages
 
         self._params = split_request_options(params, AsyncMessages.create, _RESERVED, "anthropic")
         self._params["max_tokens"] = max_tokens
+        self._accepted = parameters(AsyncMessages.create, _RESERVED)
+        self._defaults = {"max_tokens": max_tokens, **(default_generate_kwargs or {})}
+        anthropic_fields(None, self._defaults, self._accepted, [])
         self.base_url = (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
         official = urlparse(self.base_url).hostname == "api.anthropic.com"
         self._label = "Anthropic" if official else f"the server at {self.base_url}"
@@ -111,22 +121,29 @@ class AnthropicClient(ModelClient):
         return AnthropicClient(self.model, **self._init)
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
         system, wire = self._translate(messages)
+        wire_tools = [_wire_tool(spec) for spec in tools or ()]
+        fields, answer_tool = anthropic_fields(options, self._defaults, self._accepted, wire_tools)
         request: dict[str, Any] = {
             "model": self.model,
             "messages": wire,
             "stream": True,
             **self._params,
+            **fields,
         }
         if system:
             request["system"] = system
-        if tools:
-            request["tools"] = [_wire_tool(spec) for spec in tools]
+        if wire_tools and "tools" not in request:
+            request["tools"] = wire_tools
         blocks: dict[int, dict[str, Any]] = {}
         input_tokens = output_tokens = 0
         stop_reason = "end_turn"
+        answered = False
         client = self._clients.get()
         try:
             async with client.messages.with_streaming_response.create(**request) as response:
@@ -140,6 +157,8 @@ class AnthropicClient(ModelClient):
                             yield TextDelta(delta["text"])
                         elif delta["type"] == "input_json_delta":
                             block["json"].append(delta["partial_json"])
+                            if _is_answer(block["block"], answer_tool) and delta["partial_json"]:
+                                yield TextDelta(delta["partial_json"])
                         elif delta["type"] == "thinking_delta":
                             block["thinking"].append(delta["thinking"])
                             yield ThinkingDelta(delta["thinking"])
@@ -154,7 +173,9 @@ class AnthropicClient(ModelClient):
                         }
                     elif kind == "content_block_stop":
                         block = blocks[event["index"]]["block"]
-                        if block["type"] == "tool_use":
+                        if _is_answer(block, answer_tool):
+                            answered = True
+                        elif block["type"] == "tool_use":
                             yield ToolCallRequest.from_json(
                                 block["id"], block["name"], "".join(blocks[event["index"]]["json"])
                             )
@@ -174,6 +195,11 @@ class AnthropicClient(ModelClient):
         except Exception as exc:
             raise self._error(exc) from None
         self._keep_thinking(blocks)
+        if answered and not any(
+            b["block"]["type"] == "tool_use" and not _is_answer(b["block"], answer_tool)
+            for b in blocks.values()
+        ):
+            stop_reason = "end_turn"
         yield TurnEnd(Usage(input_tokens, output_tokens), stop_reason)
 
     def _keep_thinking(self, blocks: dict[int, dict[str, Any]]) -> None:
@@ -246,7 +272,7 @@ class AnthropicClient(ModelClient):
         """An error event inside a stream that had started fine."""
         detail = redact(body_message(error) or json.dumps(error), self._secrets)
         if is_context_overflow(detail):
-            return ContextOverflowError(overflow_message(self.model, detail))
+            return overflow_error(self.model, detail, body=error)
         return ModelError(f"{self._label} reported an error while answering: {detail}")
 
     def _error(self, exc: Exception) -> BaseException:
@@ -302,6 +328,15 @@ def _wire_tool(spec: dict[str, Any]) -> dict[str, Any]:
     if function.get("description"):
         tool["description"] = function["description"]
     return tool
+
+
+def _is_answer(block: dict[str, Any], answer_tool: str | None) -> bool:
+    """Whether a content block is the forced call that carries a structured answer."""
+    return (
+        answer_tool is not None
+        and block.get("type") == "tool_use"
+        and (block.get("name") == answer_tool)
+    )
 
 
 def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
