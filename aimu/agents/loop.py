@@ -23,6 +23,7 @@ from aimu.agents.compaction import Compaction, check_conversation
 from aimu.agents.inbox import Inbox
 from aimu.agents.structured import RETRIES, OutputSchema, StructuredOutputError
 from aimu.models.base import (
+    THINKING_LEVELS,
     GenerationOptions,
     ModelClient,
     TextDelta,
@@ -40,7 +41,6 @@ from aimu.tools.groups import GroupLoader, ToolGroup, check_groups
 from aimu.tools.results import ToolResult
 
 INTERRUPTED = "Not executed: the run was interrupted before this call ran."
-THINKING_LEVELS = ("low", "medium", "high")
 _FINISHED = object()
 
 
@@ -69,11 +69,11 @@ class AgentCore:
     tools switched off, produces the answer.
 
     ``thinking`` (``None`` provider default, ``False``, ``True``, ``"low"``/``"medium"``/
-    ``"high"``) and ``generate_kwargs`` (temperature, max_tokens, ...; over the client's
-    ``default_generate_kwargs``) go to the model on every request. ``compaction`` rewrites
-    the conversation before every model turn (see :mod:`aimu.agents.compaction`); ``inbox``
-    (an :class:`~aimu.agents.Inbox`) delivers messages put during a run; ``tool_groups`` are
-    loaded on demand through a ``load_tools`` tool; ``events`` is an
+    ``"high"``) and ``generate_kwargs`` (temperature, max_tokens, ...; the client lays them over
+    its own ``default_generate_kwargs``) go to the model on every request. ``compaction``
+    rewrites the conversation before every model turn (see :mod:`aimu.agents.compaction`);
+    ``inbox`` (an :class:`~aimu.agents.Inbox`) delivers messages put during a run;
+    ``tool_groups`` are loaded on demand through a ``load_tools`` tool; ``events`` is an
     :data:`~aimu.agents.events.EventSink`.
     """
 
@@ -295,11 +295,7 @@ class AgentCore:
         _check_policy(tool_approval)
         output = OutputSchema.of(schema) if schema is not None else None
         chosen = check_thinking(thinking) if thinking is not None else self.thinking
-        merged = {
-            **(getattr(self.client, "default_generate_kwargs", None) or {}),
-            **self.generate_kwargs,
-            **check_generate_kwargs(generate_kwargs),
-        }
+        merged = {**self.generate_kwargs, **check_generate_kwargs(generate_kwargs)}
         response_format = output.response_format() if output is not None else None
         options = None
         if chosen is not None or merged or response_format is not None:

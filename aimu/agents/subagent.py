@@ -116,16 +116,16 @@ def make_subagent_tool(
 ) -> Callable:
     """Build a tool that delegates a task to a fresh, isolated sub-agent.
 
-    Generic shape (``agent_types=None``): ``spawn_subagent(task, tools=None)`` runs a
-    sub-agent with ``system_message`` and at most ``tools``. Typed shape:
-    ``spawn_subagent(agent_type, task, tools=None)`` over named specialists; each spec has
-    ``system_message`` and optionally ``description`` (shown to the model), ``tools`` (its
-    allowlist; omitted means none), ``model`` and ``model_options`` (passed to
-    :func:`aimu.client`), ``thinking``, ``generate_kwargs`` (set on the spawned client's
-    ``default_generate_kwargs``), ``max_iterations``, ``compaction``, ``inbox``,
-    ``tool_groups`` and ``tool_approval`` (omitted inherits the factory's, and without either
-    the calling agent's; ``None`` runs it ungated), with the precedence the module docstring
-    gives. Any other key raises ``ValueError``.
+    Generic shape (``agent_types=None``): ``spawn_subagent(task, tools=None)`` runs a sub-agent
+    with ``system_message`` and at most ``tools``. Typed shape: ``spawn_subagent(agent_type,
+    task, tools=None)`` over named specialists; each spec has ``system_message`` and optionally
+    ``description`` (shown to the model), ``tools`` (its allowlist; omitted means none),
+    ``model`` and ``model_options`` (passed to :func:`aimu.client`), ``thinking``,
+    ``generate_kwargs`` (sent with every request of the sub-agent, over its client's
+    ``default_generate_kwargs``), ``max_iterations``, ``compaction``, ``inbox``, ``tool_groups``
+    and ``tool_approval`` (omitted inherits the factory's, and without either the calling
+    agent's; ``None`` runs it ungated), with the precedence the module docstring gives. Any
+    other key raises ``ValueError``.
 
     ``events`` is the sink every spawned sub-agent reports to (its runs name the calling run
     as their parent); ``compaction`` and ``inbox`` apply to every spawned sub-agent (each
@@ -284,6 +284,7 @@ async def _run_subagent(
         deps=limits.deps if limits.deps is not None else ctx.deps,
         name=name,
         thinking=profile.thinking,
+        generate_kwargs=profile.generate_kwargs,
         compaction=profile.compaction,
         inbox=profile.inbox,
         tool_groups=profile.tool_groups,
@@ -409,13 +410,8 @@ def _grant(
 
 def _fresh_client(profile: _Profile) -> ModelClient:
     if isinstance(profile.model, ModelClient):
-        client = profile.model.clone()
-    else:
-        client = build_client(profile.model, **profile.model_options)
-    if profile.generate_kwargs is not None:
-        defaults = getattr(client, "default_generate_kwargs", None) or {}
-        client.default_generate_kwargs = {**defaults, **profile.generate_kwargs}
-    return client
+        return profile.model.clone()
+    return build_client(profile.model, **profile.model_options)
 
 
 async def _close_client(client: ModelClient) -> None:

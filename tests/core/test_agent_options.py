@@ -2,7 +2,6 @@
 over the client's own defaults, and a run's overrides last for that run only."""
 
 import pytest
-from recording_model import RecordingModel
 
 import aimu
 from aimu import Agent, tool
@@ -17,27 +16,22 @@ def add(a: int, b: int) -> int:
 
 
 def test_thinking_and_generate_kwargs_go_with_every_request():
-    model = RecordingModel([reply(tool_calls=[call("add", a=1, b=2)]), "3"])
+    model = ScriptedClient([reply(tool_calls=[call("add", a=1, b=2)]), "3"])
     agent = Agent(model, tools=[add], thinking="high", generate_kwargs={"temperature": 0.2})
     assert agent.run("1+2?") == "3"
     expected = GenerationOptions("high", {"temperature": 0.2}, None)
-    assert model.options == [expected, expected]
-
-
-def test_agent_options_sit_over_the_clients_defaults():
-    model = RecordingModel(["ok"])
-    model.default_generate_kwargs = {"temperature": 0.9, "seed": 7}
-    Agent(model, generate_kwargs={"temperature": 0.1}).run("hi")
-    assert model.options[0].generate_kwargs == {"temperature": 0.1, "seed": 7}
+    assert [r["options"] for r in model.requests] == [expected, expected]
 
 
 def test_run_overrides_apply_to_that_run_only():
-    model = RecordingModel(["one", "two"])
+    model = ScriptedClient(["one", "two"])
     agent = Agent(model, thinking=False, generate_kwargs={"max_tokens": 50})
     agent.run("first", thinking="low", generate_kwargs={"max_tokens": 10, "top_p": 0.5})
     agent.run("second")
-    assert model.options[0] == GenerationOptions("low", {"max_tokens": 10, "top_p": 0.5})
-    assert model.options[1] == GenerationOptions(False, {"max_tokens": 50})
+    assert model.requests[0]["options"] == GenerationOptions(
+        "low", {"max_tokens": 10, "top_p": 0.5}
+    )
+    assert model.requests[1]["options"] == GenerationOptions(False, {"max_tokens": 50})
 
 
 def test_without_options_a_client_is_called_with_messages_and_tools_only():
@@ -65,7 +59,7 @@ def test_generate_kwargs_must_be_a_dict():
 
 
 async def test_async_agent_sends_the_same_options():
-    model = RecordingModel(["ok"])
+    model = ScriptedClient(["ok"])
     agent = aimu.aio.Agent(model, thinking=True)
     assert await agent.run("hi", generate_kwargs={"stop": ["\n"]}) == "ok"
-    assert model.options == [GenerationOptions(True, {"stop": ["\n"]})]
+    assert model.requests[0]["options"] == GenerationOptions(True, {"stop": ["\n"]})

@@ -5,7 +5,6 @@ from typing import TypedDict
 
 import pydantic
 import pytest
-from recording_model import RecordingModel
 
 import aimu
 from aimu import Agent, Denied, ToolContext, tool
@@ -88,23 +87,26 @@ class Pair(TypedDict):
     ],
 )
 def test_schema_returns_a_validated_instance(schema, answer, expected):
-    model = RecordingModel([answer])
+    model = ScriptedClient([answer])
     result = Agent(model).run("describe", schema=schema)
     assert result == expected
     assert type(result) is type(expected)
-    sent = model.options[0].response_format
+    sent = model.requests[0]["options"].response_format
     assert sent["name"] == schema.__name__
     assert sent["schema"]["type"] == "object"
 
 
 def test_schema_response_format_is_the_json_schema_of_the_model():
-    model = RecordingModel(['{"name": "Oslo", "population": 700000}'])
+    model = ScriptedClient(['{"name": "Oslo", "population": 700000}'])
     Agent(model).run("describe", schema=City)
-    assert model.options[0].response_format == {"name": "City", "schema": City.model_json_schema()}
+    assert model.requests[0]["options"].response_format == {
+        "name": "City",
+        "schema": City.model_json_schema(),
+    }
 
 
 def test_an_invalid_answer_is_retried_with_the_error_and_tools_off():
-    model = RecordingModel(
+    model = ScriptedClient(
         [
             call("whoami"),
             '{"name": "Lyon", "population": "many"}',
@@ -121,7 +123,7 @@ def test_an_invalid_answer_is_retried_with_the_error_and_tools_off():
 
 
 def test_structured_output_error_after_the_retries():
-    model = RecordingModel(["not json", "still not", "nope", "never reached"])
+    model = ScriptedClient(["not json", "still not", "nope", "never reached"])
     agent = Agent(model)
     with pytest.raises(StructuredOutputError, match="did not match the City schema after 3 tries"):
         agent.run("describe", schema=City)
@@ -131,12 +133,12 @@ def test_structured_output_error_after_the_retries():
 
 
 def test_stream_with_schema_ends_with_the_validated_data():
-    chunks = list(Agent(RecordingModel(['{"x": 1, "y": 2}'])).run("p", stream=True, schema=Point))
+    chunks = list(Agent(ScriptedClient(['{"x": 1, "y": 2}'])).run("p", stream=True, schema=Point))
     assert chunks[-1].content["output"] == {"x": 1, "y": 2}
 
 
 async def test_async_agent_returns_a_schema_instance():
-    agent = aimu.aio.Agent(RecordingModel(['{"left": "l", "right": "r"}']))
+    agent = aimu.aio.Agent(ScriptedClient(['{"left": "l", "right": "r"}']))
     assert await agent.run("pair", schema=Pair) == {"left": "l", "right": "r"}
 
 
