@@ -19,11 +19,13 @@ from aimu.aio import Agent
 from aimu.models.base import ModelClient
 from aimu.models.chunks import Phase
 from aimu.models.errors import ModelError, NoDefaultModelError
+from aimu_jupyter import run_options
 from aimu_jupyter.approval import MODES, NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
+from aimu_jupyter.inbox_box import InboxBox
 from aimu_jupyter.live import LiveDisplay
 from aimu_jupyter.record import RunRecord
-from aimu_jupyter.session import Session, Settings
+from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
 from aimu_jupyter.toolbox import resolve_tools
 
 MIN_KERNEL = (7, 4)
@@ -47,8 +49,16 @@ async def run(
     system: str | None = None,
     max_iterations: int | None = None,
     display: bool = True,
-) -> str:
+    thinking: str | bool | None = None,
+    generate_kwargs: list[str] | Mapping[str, Any] | None = None,
+    compact: str | Callable | None = None,
+    schema: str | type | None = None,
+) -> Any:
     """Run ``prompt`` in a conversation of ``session`` and return the final answer.
+
+    ``thinking``, ``generate_kwargs`` (``name=value`` texts or a dict), ``compact`` and
+    ``schema`` are ``--thinking``, ``--option``, ``--compact`` and ``--schema`` (see
+    :mod:`aimu_jupyter.run_options`); with a schema the answer is a validated instance.
 
     Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
     the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
@@ -68,6 +78,14 @@ async def run(
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
         raise UsageError(f"--max-iterations must be a whole number >= 1, not {iterations!r}")
 
+    shaping = {
+        "thinking": run_options.thinking(thinking),
+        "generate_kwargs": run_options.generate_kwargs(generate_kwargs),
+        "compaction": run_options.compaction(compact, user_ns),
+        "events": session.usage.sink(name or DEFAULT_CONVERSATION),
+    }
+    answer_type = run_options.schema(schema, user_ns)
+
     conversation = session.conversation(name, new)
     panels = _panels(session, settings) if display else None
     policy = custom or NotebookPolicy(
@@ -80,6 +98,7 @@ async def run(
     stop = asyncio.Event()
     in_kernel = getattr(session.shell, "kernel", None) is not None
     live = LiveDisplay(record.bundle, _publisher(), final_only=not in_kernel) if display else None
+    box = InboxBox() if panels is not None else None
     agent = Agent(
         client,
         system_message=system if system is not None else settings.system or None,
@@ -88,6 +107,8 @@ async def run(
         max_iterations=iterations,
         concurrent_tool_calls=settings.concurrent_tool_calls,
         name=record.agent,
+        inbox=box.inbox if box is not None else None,
+        **shaping,
     )
     agent.messages = conversation.messages
     if system is not None and agent.messages:
@@ -95,8 +116,10 @@ async def run(
 
     if live is not None:
         live.show()
+    if box is not None:
+        box.show()
     decided_by = getattr(policy, "decided_by", None)
-    stream = agent.stream(prompt)
+    stream = agent.stream(prompt, schema=answer_type)
     try:
         async for chunk in stream:
             by = None
@@ -122,6 +145,10 @@ async def run(
             live.close()
         if panels is not None and record.status == "done":
             panels.clear()
+        if box is not None:
+            box.close()
+    if answer_type is not None:
+        return run_options.structured_answer(record.answer, answer_type)
     return record.answer
 
 
