@@ -7,6 +7,12 @@ from kernel_harness import Widgets
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+def approve_buttons(result):
+    """The Approve buttons a run opened (the "tell the agent…" box may open other widgets)."""
+    opened = [m["content"]["data"]["state"] for m in result.of_type("comm_open")]
+    return [state for state in opened if state.get("description") == "Approve"]
+
+
 def clicker(kernel, widgets: Widgets, *actions):
     """An iopub callback that, each time an approval panel is shown, performs the next action:
     ``("approve",)``, ``("deny", reason)`` or ``("always",)``."""
@@ -106,7 +112,7 @@ def test_reading_tools_and_percent_tool_functions_run_without_asking(kernel, tmp
     )
     result = kernel.execute("%%agent --model m --tools fs\nread it", allow_stdin=True)
     assert result.status == "ok", result.error_lines
-    assert not result.of_type("comm_open")
+    assert not approve_buttons(result)
     cards = result.record["events"][0:2]
     assert [c["status"] for c in cards] == ["done", "done"]
     assert "forty-two" in cards[0]["result"]
@@ -164,7 +170,7 @@ def test_approve_deny_refuses_gated_calls_even_interactively(kernel, tmp_path):
     kernel.ok("m = ScriptedClient([call('write_file', path='d.txt', content='d'), 'ok'])")
     result = kernel.execute("%%agent --model m --tools fs --approve deny\nwrite")
     assert result.status == "ok", result.error_lines
-    assert not result.of_type("comm_open")
+    assert not approve_buttons(result)
     assert not (tmp_path / "d.txt").exists()
     assert result.record["events"][0]["status"] == "denied"
 
@@ -223,7 +229,7 @@ def test_a_python_policy_in_a_notebook_variable_decides(kernel, tmp_path):
     )
     result = kernel.execute("%%agent --model m --tools fs --approve only_notes\nwrite")
     assert result.status == "ok", result.error_lines
-    assert not result.of_type("comm_open")
+    assert not approve_buttons(result)
     assert not (tmp_path / "x.txt").exists()
     card = result.record["events"][0]
     assert card["approval"] == {"approved": False, "reason": "notes/ only", "by": "policy"}
