@@ -12,7 +12,6 @@ check fails loudly with :class:`CompactionError` instead. Two ready policies:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -64,8 +63,10 @@ def drop_old_tool_results(max_tokens: int) -> Compaction:
             f"drop_old_tool_results: max_tokens must be an int >= 1, not {max_tokens!r}"
         )
 
+    count = _RunningCount()
+
     def compact(messages: Messages) -> Messages:
-        total = estimate_tokens(messages)
+        total = count(messages)
         if total <= max_tokens:
             return messages
         last_assistant = max(
@@ -86,6 +87,7 @@ def drop_old_tool_results(max_tokens: int) -> Compaction:
             replaced["content"] = note
             result[i] = replaced
             total -= estimate_tokens([message]) - estimate_tokens([replaced])
+        count.remember(result, total)
         return result
 
     compact.__name__ = f"drop_old_tool_results({max_tokens})"
@@ -96,10 +98,38 @@ def estimate_tokens(messages: Messages) -> int:
     """A rough token count: characters of content and tool calls, divided by four."""
     chars = 0
     for m in messages:
-        chars += len(str(m.get("content") or ""))
+        content = m.get("content")
+        if content:
+            chars += len(content) if isinstance(content, str) else len(str(content))
         for call in m.get("tool_calls") or ():
-            chars += len(json.dumps(call))
+            function = call.get("function") or {}
+            chars += len(function.get("name") or "") + len(function.get("arguments") or "")
     return chars // 4
+
+
+class _RunningCount:
+    """:func:`estimate_tokens` of a growing conversation, counting only what was appended.
+
+    The loop appends to the conversation between turns, so when the message last counted is
+    still in its place only the messages after it are new; anything else is counted afresh.
+    The state is one tuple, replaced whole, so agents sharing a policy never mix counts.
+    """
+
+    def __init__(self) -> None:
+        self._state: tuple[int, Any, int] = (0, None, 0)
+
+    def __call__(self, messages: Messages) -> int:
+        length, last, total = self._state
+        if length and len(messages) >= length and messages[length - 1] is last:
+            total += estimate_tokens(messages[length:])
+        else:
+            total = estimate_tokens(messages)
+        self.remember(messages, total)
+        return total
+
+    def remember(self, messages: Messages, total: int) -> None:
+        """Record ``total`` as the count of ``messages`` (after a policy rewrote them)."""
+        self._state = (len(messages), messages[-1] if messages else None, total)
 
 
 def check_conversation(messages: Any) -> None:

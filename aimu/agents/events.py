@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import operator
 import threading
 import time
 from collections.abc import Callable
@@ -26,9 +27,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 logger = logging.getLogger("aimu.agents.events")
+_FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]]] = {}
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Event:
     """What every event carries: which agent and run, which model turn, and when (epoch s)."""
 
@@ -41,13 +45,14 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         """The event as a JSON-ready dict, ``type`` first."""
+        names, values = _fields_of(self)
         data = {"type": self.type}
-        for f in dataclasses.fields(self):
-            data[f.name] = _jsonable(getattr(self, f.name))
+        for name, value in zip(names, values(self), strict=True):
+            data[name] = value if type(value) in _PLAIN else _jsonable(value)
         return data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunStarted(Event):
     """A run began: the task and the model it runs on."""
 
@@ -56,7 +61,7 @@ class RunStarted(Event):
     model: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunFinished(Event):
     """A run ended. ``stop_reason``: complete, max_iterations, interrupted or error."""
 
@@ -70,7 +75,7 @@ class RunFinished(Event):
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelCallStarted(Event):
     """A request is about to go to the model."""
 
@@ -81,7 +86,7 @@ class ModelCallStarted(Event):
     tool_names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelCallFinished(Event):
     """The model's turn ended (or failed: ``error`` names why)."""
 
@@ -96,7 +101,7 @@ class ModelCallFinished(Event):
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallStarted(Event):
     """A tool call is about to be dispatched (approval, if any, comes next)."""
 
@@ -106,7 +111,7 @@ class ToolCallStarted(Event):
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallFinished(Event):
     """A tool call has its result; ``error`` is the result text when the call failed."""
 
@@ -117,7 +122,7 @@ class ToolCallFinished(Event):
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ApprovalRequested(Event):
     """The approval policy is being asked about a call."""
 
@@ -127,7 +132,7 @@ class ApprovalRequested(Event):
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ApprovalDecided(Event):
     """The policy answered."""
 
@@ -138,7 +143,7 @@ class ApprovalDecided(Event):
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ContextCompacted(Event):
     """The compaction policy shortened the conversation before a model turn."""
 
@@ -147,7 +152,7 @@ class ContextCompacted(Event):
     messages_after: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MessageDelivered(Event):
     """A message put in the agent's inbox was delivered to the model as a user message."""
 
@@ -181,7 +186,10 @@ def sink_function(sink: EventSink | None) -> Callable[[Event], None] | None:
 
 
 class JsonLinesSink:
-    """Appends each event as one JSON line to ``path`` (thread-safe; flushed per event)."""
+    """Appends each event as one JSON line to ``path`` (thread-safe).
+
+    The file is flushed at the end of every run and on :meth:`close`, so a run's lines are
+    on disk when it returns without a write call per event."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -189,10 +197,11 @@ class JsonLinesSink:
         self._file = self.path.open("a", encoding="utf-8")
 
     def emit(self, event: Event) -> None:
-        line = json.dumps(event.to_json(), ensure_ascii=False)
+        line = _ENCODE(event.to_json())
         with self._lock:
             self._file.write(line + "\n")
-            self._file.flush()
+            if event.type == "run_finished":
+                self._file.flush()
 
     def close(self) -> None:
         with self._lock:
@@ -311,6 +320,16 @@ class OpenTelemetrySink:
             span.set_attribute("error.type", error_type)
             span.set_status(Status(StatusCode.ERROR, error[:500]))
         span.end()
+
+
+def _fields_of(event: Event) -> tuple[tuple[str, ...], Callable[[Any], tuple]]:
+    """An event class's field names and a getter of their values, computed once."""
+    kind = type(event)
+    cached = _FIELDS.get(kind)
+    if cached is None:
+        names = tuple(f.name for f in dataclasses.fields(kind))
+        cached = _FIELDS[kind] = (names, operator.attrgetter(*names))
+    return cached
 
 
 def _jsonable(value: Any) -> Any:

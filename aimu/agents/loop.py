@@ -331,9 +331,9 @@ class AgentCore:
         """Apply the run's compaction policy to the conversation, refusing a broken result."""
         before = len(self.messages)
         compacted = run.compaction(list(self.messages))
-        check_conversation(compacted)
         if compacted == self.messages:
-            return
+            return  # unchanged: the conversation the loop keeps valid
+        check_conversation(compacted)
         self.messages[:] = compacted
         if run.emit:
             run.emit(

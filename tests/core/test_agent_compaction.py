@@ -121,3 +121,39 @@ def test_policies_refuse_bad_sizes(bad):
 def test_compaction_must_be_callable():
     with pytest.raises(TypeError, match="compaction must be a callable"):
         Agent(ScriptedClient(["x"]), compaction=20)
+
+
+def test_drop_old_tool_results_counts_the_conversation_it_was_given():
+    policy = drop_old_tool_results(150)
+
+    def conversation(n):
+        messages = [{"role": "user", "content": "q"}]
+        for i in range(n):
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": f"c{i}",
+                            "type": "function",
+                            "function": {"name": "fetch", "arguments": "{}"},
+                        }
+                    ],
+                }
+            )
+            messages.append(
+                {"role": "tool", "tool_call_id": f"c{i}", "name": "fetch", "content": "y" * 400}
+            )
+        return messages  # fmt: skip
+
+    first = policy(conversation(2))
+    assert first[2]["content"].startswith("[Result of fetch dropped")
+    small_turn = [dict(m, content="ok") if m["role"] == "tool" else m
+                  for m in conversation(3)[5:]]  # fmt: skip
+    longer = first + small_turn  # the loop appends a turn to what the policy kept
+    assert estimate_tokens(longer) <= 150
+    assert policy(longer) == longer  # counted from what the policy kept, not from before
+    bigger = longer + conversation(4)[7:]
+    assert policy(bigger)[4]["content"].startswith("[Result of fetch dropped")
+    assert policy(conversation(1)) == conversation(1)  # a different conversation: counted afresh
