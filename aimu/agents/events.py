@@ -28,8 +28,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 logger = logging.getLogger("aimu.agents.events")
 _FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]]] = {}
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode
 
 
 @dataclass(slots=True)
@@ -44,12 +43,9 @@ class Event:
     timestamp: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:
-        """The event as a JSON-ready dict, ``type`` first."""
+        """The event as a dict, ``type`` first (what :class:`JsonLinesSink` writes)."""
         names, values = _fields_of(self)
-        data = {"type": self.type}
-        for name, value in zip(names, values(self), strict=True):
-            data[name] = value if type(value) in _PLAIN else _jsonable(value)
-        return data
+        return {"type": self.type, **dict(zip(names, values(self), strict=True))}
 
 
 @dataclass(slots=True)
@@ -330,13 +326,3 @@ def _fields_of(event: Event) -> tuple[tuple[str, ...], Callable[[Any], tuple]]:
         names = tuple(f.name for f in dataclasses.fields(kind))
         cached = _FIELDS[kind] = (names, operator.attrgetter(*names))
     return cached
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return str(value)
