@@ -178,15 +178,18 @@ class AgentCore:
         iteration = rounds = retries = 0
         completed = False
         failure: BaseException | None = None
+        waiting: list[str] = []
         try:
             while True:
                 iteration += 1
                 if run.read_inbox is not None:
-                    for message in run.read_inbox():
-                        self.messages.append({"role": "user", "content": message})
-                        if emit:
-                            emit(self._event(ev.MessageDelivered, run, iteration, text=message))
-                        yield self._chunk(Phase.USER_MESSAGE, {"text": message}, iteration)
+                    waiting += run.read_inbox()
+                for message in waiting:
+                    self.messages.append({"role": "user", "content": message})
+                    if emit:
+                        emit(self._event(ev.MessageDelivered, run, iteration, text=message))
+                    yield self._chunk(Phase.USER_MESSAGE, {"text": message}, iteration)
+                waiting = []
                 if run.compaction is not None:
                     self._compact(run, iteration)
                 tools = self._offered_tools()
@@ -235,6 +238,8 @@ class AgentCore:
                         )
                     )
                 if not calls:
+                    if run.read_inbox is not None and (waiting := run.read_inbox()):
+                        continue  # the user spoke while the model answered: it answers that too
                     if run.schema is None:
                         break
                     output, problem = run.schema.parse(text)

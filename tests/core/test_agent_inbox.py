@@ -104,3 +104,21 @@ def test_empty_or_non_text_messages_are_refused(bad):
 def test_inbox_must_be_an_inbox():
     with pytest.raises(TypeError, match=r"inbox must be an aimu\.agents\.Inbox"):
         Agent(ScriptedClient(["x"]), inbox=["hello"])
+
+
+def test_a_message_put_while_the_model_answers_gets_an_answer_too():
+    inbox = Inbox()
+
+    def final_answer(messages, tools):
+        inbox.put("and in feet?")
+        return "It is 3 m."
+
+    model = ScriptedClient([final_answer, "About 10 ft."])
+    agent = Agent(model, inbox=inbox)
+    assert agent.run("How long is it?") == "About 10 ft."
+    assert [m["content"] for m in agent.messages] == [
+        "How long is it?",
+        "It is 3 m.",
+        "and in feet?",
+        "About 10 ft.",
+    ]
