@@ -125,3 +125,28 @@ def test_agent_usage_adds_up_each_conversation(kernel):
     assert rows[1][:4] == ["default", "2", "3", "1"]
     assert rows[2][:4] == ["side", "1", "1", "0"]
     assert "| default | 2 | 3 | 1 |" in shown["text/markdown"]
+
+
+def test_a_headless_run_has_no_box(kernel):
+    kernel.ok("m = ScriptedClient([call('echo', text='a'), 'done'])")
+    result = kernel.execute("%%agent --model m --tools misc\ngo", allow_stdin=False)
+    assert result.status == "ok", result.error_lines
+    opened = [m["content"]["data"]["state"] for m in result.of_type("comm_open")]
+    assert not [s for s in opened if s.get("placeholder") == "tell the agent…"]
+    assert result.record["status"] == "done"
+
+
+def test_run_agent_from_python_takes_the_same_options(kernel):
+    kernel.ok(
+        "from typing import TypedDict\n"
+        "class Pair(TypedDict):\n"
+        "    left: str\n"
+        "    right: str\n"
+        'm = ScriptedClient([\'{"left": "a", "right": "b"}\'])\n'
+        "import aimu_jupyter\n"
+        "pair = await aimu_jupyter.run_agent('pair?', model=m, schema=Pair, thinking='low',"
+        " generate_kwargs={'seed': 3}, compaction='last:4')"
+    )
+    assert kernel.value("pair") == {"left": "a", "right": "b"}
+    assert kernel.value("m.requests[0]['options'].thinking") == "low"
+    assert kernel.value("dict(m.requests[0]['options'].generate_kwargs)") == {"seed": 3}
