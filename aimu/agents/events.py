@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol
 
 logger = logging.getLogger("aimu.agents.events")
 _FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]]] = {}
@@ -38,8 +38,8 @@ class Event:
     type: ClassVar[str] = "event"
     agent: str
     run_id: str
-    iteration: int = 0
     parent_run_id: str | None = None
+    iteration: int = 0
     timestamp: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:
@@ -156,7 +156,6 @@ class MessageDelivered(Event):
     text: str = ""
 
 
-@runtime_checkable
 class _Emits(Protocol):
     def emit(self, event: Event) -> None: ...
 
@@ -168,7 +167,7 @@ def sink_function(sink: EventSink | None) -> Callable[[Event], None] | None:
     """The one-argument function that delivers to ``sink``, never raising; ``None`` stays."""
     if sink is None:
         return None
-    deliver = sink.emit if isinstance(sink, _Emits) else sink
+    deliver = getattr(sink, "emit", sink)
     if not callable(deliver):
         raise TypeError("events must be a callable sink(event) or an object with emit(event)")
 
@@ -240,12 +239,10 @@ class OpenTelemetrySink:
             with self._lock:
                 handler(event)
 
-    def _child(self, run_id: str, name: str, attributes: dict[str, Any]) -> Any:
+    def _child(self, run_id: str, name: str, attributes: dict[str, Any], kind: Any) -> Any:
         parent = self._runs.get(run_id)
         context = self._trace.set_span_in_context(parent) if parent is not None else None
-        return self._tracer.start_span(
-            name, context=context, kind=self._trace.SpanKind.CLIENT, attributes=attributes
-        )
+        return self._tracer.start_span(name, context=context, kind=kind, attributes=attributes)
 
     def _on_run_started(self, event: RunStarted) -> None:
         attributes = {
@@ -279,6 +276,7 @@ class OpenTelemetrySink:
                 "gen_ai.provider.name": event.provider,
                 "gen_ai.request.model": event.model,
             },
+            self._trace.SpanKind.CLIENT,
         )
 
     def _on_model_call_finished(self, event: ModelCallFinished) -> None:
@@ -302,6 +300,7 @@ class OpenTelemetrySink:
                 "gen_ai.tool.call.id": event.call_id,
                 "gen_ai.tool.type": "function",
             },
+            self._trace.SpanKind.INTERNAL,
         )
 
     def _on_tool_call_finished(self, event: ToolCallFinished) -> None:

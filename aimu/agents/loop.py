@@ -55,7 +55,7 @@ class _Run:
     read_inbox: Callable[[], list[str]] | None
     emit: Callable[[ev.Event], None] | None
     schema: OutputSchema | None
-    run_id: str
+    ids: tuple[str, str, str | None]  # agent, run_id, parent_run_id: what every event starts with
 
 
 class AgentCore:
@@ -169,7 +169,7 @@ class AgentCore:
         emit = run.emit
         started = time.perf_counter()
         if emit:
-            emit(self._event(ev.RunStarted, run, 0, task=task, model=self.client.name))
+            emit(ev.RunStarted(*run.ids, 0, task=task, model=self.client.name))
         usage = Usage()
         counts = {"model_calls": 0, "tool_calls": 0}
         stop_reason = "complete"
@@ -187,7 +187,7 @@ class AgentCore:
                 for message in waiting:
                     self.messages.append({"role": "user", "content": message})
                     if emit:
-                        emit(self._event(ev.MessageDelivered, run, iteration, text=message))
+                        emit(ev.MessageDelivered(*run.ids, iteration, text=message))
                     yield self._chunk(Phase.USER_MESSAGE, {"text": message}, iteration)
                 waiting = []
                 if run.compaction is not None:
@@ -314,7 +314,7 @@ class AgentCore:
             read_inbox=source.reader(self.name) if source is not None else None,
             emit=ev.sink_function(events if events is not None else self.events),
             schema=output,
-            run_id=uuid.uuid4().hex,
+            ids=(self.name, uuid.uuid4().hex, self.parent_run_id),
         )
 
     def _stream(
@@ -342,9 +342,8 @@ class AgentCore:
         self.messages[:] = compacted
         if run.emit:
             run.emit(
-                self._event(
-                    ev.ContextCompacted,
-                    run,
+                ev.ContextCompacted(
+                    *run.ids,
                     iteration,
                     messages_before=before,
                     messages_after=len(compacted),
@@ -372,9 +371,8 @@ class AgentCore:
             if sink and chunk.agent == self.name:
                 if chunk.phase is Phase.APPROVAL_REQUESTED:
                     sink(
-                        self._event(
-                            ev.ApprovalRequested,
-                            run,
+                        ev.ApprovalRequested(
+                            *run.ids,
                             iteration,
                             call_id=content["id"],
                             name=content["name"],
@@ -383,9 +381,8 @@ class AgentCore:
                     )
                 elif chunk.phase is Phase.APPROVAL_DECIDED:
                     sink(
-                        self._event(
-                            ev.ApprovalDecided,
-                            run,
+                        ev.ApprovalDecided(
+                            *run.ids,
                             iteration,
                             call_id=content["id"],
                             name=content["name"],
@@ -399,9 +396,8 @@ class AgentCore:
             emit(Phase.TOOL_CALL, {"id": call.id, "name": call.name, "arguments": call.arguments})
             if sink:
                 sink(
-                    self._event(
-                        ev.ToolCallStarted,
-                        run,
+                    ev.ToolCallStarted(
+                        *run.ids,
                         iteration,
                         call_id=call.id,
                         name=call.name,
@@ -411,7 +407,7 @@ class AgentCore:
             began = time.perf_counter()
             context = ToolContext(
                 deps=run.deps,
-                run_id=run.run_id,
+                run_id=run.ids[1],
                 agent=self.name,
                 tool_call_id=call.id,
                 approval=run.policy,
@@ -429,9 +425,8 @@ class AgentCore:
             results[call.id] = result
             if sink:
                 sink(
-                    self._event(
-                        ev.ToolCallFinished,
-                        run,
+                    ev.ToolCallFinished(
+                        *run.ids,
                         iteration,
                         call_id=call.id,
                         name=call.name,
@@ -496,14 +491,10 @@ class AgentCore:
     def _chunk(self, phase: Phase, content: Any, iteration: int) -> StreamChunk:
         return StreamChunk(phase, content, self.name, iteration)
 
-    def _event(self, kind: type[ev.Event], run: _Run, iteration: int, **fields: Any) -> Any:
-        return kind(self.name, run.run_id, iteration, self.parent_run_id, **fields)
-
     def _model_started(self, run: _Run, iteration: int, specs: list | None) -> ev.Event:
-        names = tuple(s["function"]["name"] for s in specs or ())
-        return self._event(
-            ev.ModelCallStarted,
-            run,
+        names = tuple(s["function"]["name"] for s in specs) if specs else ()
+        return ev.ModelCallStarted(
+            *run.ids,
             iteration,
             model=self.client.model,
             provider=self.client.provider,
@@ -521,9 +512,8 @@ class AgentCore:
         calls: list,
         error: BaseException | None,
     ) -> ev.Event:
-        return self._event(
-            ev.ModelCallFinished,
-            run,
+        return ev.ModelCallFinished(
+            *run.ids,
             iteration,
             model=self.client.model,
             provider=self.client.provider,
@@ -546,9 +536,8 @@ class AgentCore:
     ) -> ev.Event:
         if failure is not None:
             stop_reason = "error" if isinstance(failure, Exception) else "interrupted"
-        return self._event(
-            ev.RunFinished,
-            run,
+        return ev.RunFinished(
+            *run.ids,
             0,
             stop_reason=stop_reason,
             duration_s=time.perf_counter() - started,

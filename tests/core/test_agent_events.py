@@ -8,7 +8,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 from aimu import Agent, Denied, tool
 from aimu.agents import Inbox, JsonLinesSink, OpenTelemetrySink, keep_last
@@ -186,7 +186,9 @@ def test_opentelemetry_spans_follow_the_genai_conventions(spans):
     assert chat.attributes["gen_ai.request.model"] == "m1"
     assert chat.attributes["gen_ai.usage.input_tokens"] >= 0
     assert chat.attributes["gen_ai.response.finish_reasons"] in (("tool_calls",), ("stop",))
+    assert chat.kind is SpanKind.CLIENT
     tool_span = finished["execute_tool add"]
+    assert tool_span.kind is SpanKind.INTERNAL
     assert tool_span.attributes["gen_ai.tool.name"] == "add"
     assert tool_span.attributes["gen_ai.tool.call.id"]
     for span in (chat, tool_span):
