@@ -4,13 +4,13 @@ The same run (scripted model, 20 rounds of one tool call each, then an answer) i
 with an event sink, with a compaction policy, and with both, interleaved in one process so the
 machine's state is shared. Events go to an in-memory sink and to a JSON-lines file; compaction
 is ``drop_old_tool_results`` over a budget the run stays under (the policy runs before every
-turn and drops nothing) and ``keep_last(8)`` (which drops turns every
-round). The ratio is the median, over rounds that run every variant once in a random order, of the
-time with the feature over the plain run's time in the same round (the instant-model runs are
-timed in CPU time of this process, so other work on the shared machine counts less); the issue's target is under 1.05 (5 %), checked on the event
-machinery (in-memory sink) and compaction. A file sink also pays for JSON encoding and writing
-per event; the second table shows what that is next to a model that takes 1 ms per streamed
-piece (any real model is far slower).
+turn and drops nothing) and ``keep_last(8)`` (which drops turns every round). The ratio is the
+median, over rounds that run every variant once in a random order, of the time with the feature
+over the plain run's time in the same round (the instant-model runs are timed in CPU time of
+this process, so other work on the shared machine counts less); the issue's target is under 1.05
+(5 %), checked on the event machinery (in-memory sink) and compaction. A file sink also pays for
+JSON encoding and writing per event; the second table shows what that is next to a model that
+takes 1 ms per streamed piece (any real model is far slower).
 
     .venv/bin/python bench/bench_runtime.py
 """
@@ -110,7 +110,7 @@ def main() -> None:
         )
         print()
         report(
-            f"the same run, the scripted model taking 1 ms per streamed piece; {REPEATS // 4} rounds",
+            f"the same run, the model taking 1 ms per streamed piece; {REPEATS // 4} rounds",
             measure({"plain": {}, **files}, REPEATS // 4, 0.001),
         )
         print()
