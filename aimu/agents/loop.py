@@ -23,7 +23,6 @@ from aimu.agents.compaction import Compaction, check_conversation
 from aimu.agents.inbox import Inbox
 from aimu.agents.structured import RETRIES, OutputSchema, StructuredOutputError
 from aimu.models.base import (
-    THINKING_LEVELS,
     GenerationOptions,
     ModelClient,
     TextDelta,
@@ -549,12 +548,9 @@ class AgentCore:
 
 
 def check_thinking(value: Any) -> bool | str | None:
-    """``thinking`` as given, or ``ValueError`` for anything but None/bool/low/medium/high."""
-    if value is None or isinstance(value, bool) or value in THINKING_LEVELS:
-        return value
-    raise ValueError(
-        f"thinking must be None, False, True or one of {', '.join(THINKING_LEVELS)}, not {value!r}"
-    )
+    """``thinking`` as given, or the ``ValueError`` :class:`GenerationOptions` raises for a
+    value other than None, a bool, or low/medium/high."""
+    return GenerationOptions(thinking=value).thinking
 
 
 def check_generate_kwargs(value: Any) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def test_without_options_a_client_is_called_with_messages_and_tools_only():
 
 @pytest.mark.parametrize("bad", ["extreme", 3, "HIGH"])
 def test_a_thinking_value_outside_the_levels_is_refused(bad):
-    with pytest.raises(ValueError, match="thinking must be None, False, True or one of low"):
+    with pytest.raises(ValueError, match="thinking must be None, True, False or one of low"):
         Agent(ScriptedClient(["x"]), thinking=bad)
     agent = Agent(ScriptedClient(["x"]))
     with pytest.raises(ValueError, match="thinking"):
