@@ -329,15 +329,15 @@ def _accepted() -> frozenset[str]:
 
 
 def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
-    """Options for the free-text answer: a repeat penalty; after a tool call, greedy decoding
-    of one line within a short token budget (unless the caller chose these), so the answer
-    states the result instead of wandering off."""
-    out = {"repeat_penalty": ANSWER_REPEAT_PENALTY, **params}
+    """Options for the free-text answer: a repeat penalty against loops; after a tool call
+    none (the answer should repeat the result's tokens), greedy decoding, one paragraph and a
+    short token budget (unless the caller chose these), so it states the result and stops."""
+    out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
     if grounded:
         if "temperature" not in chosen:
             out["temperature"] = 0.0
         if "stop" not in chosen:
-            out["stop"] = ["\n"]
+            out["stop"] = ["\n\n"]
         if "max_tokens" not in chosen:
             out["max_tokens"] = min(out["max_tokens"], GROUNDED_MAX_TOKENS)
     return out
