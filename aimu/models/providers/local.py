@@ -215,6 +215,7 @@ class LocalClient(ModelClient):
     ) -> AsyncIterator[ModelEvent]:
         given = local_fields(options, self._defaults, self._accepted)
         params = {**self._params, **given}
+        chosen = set(given) | set(self._params) - {"max_tokens"}
         form = options.response_format if options else None
         loop = asyncio.get_running_loop()
         loaded = await loop.run_in_executor(None, _load, self._key)
@@ -224,7 +225,8 @@ class LocalClient(ModelClient):
             grammar = await loop.run_in_executor(None, _grammar, schema)
             raw: list[str] = []
             stats: dict[str, Any] = {}
-            decision = self._generate(loaded, render(messages, tools), grammar, stats, params)
+            greedy = params if "temperature" in chosen else {**params, "temperature": 0.0}
+            decision = self._generate(loaded, render(messages, tools), grammar, stats, greedy)
             async with contextlib.aclosing(decision):
                 async for piece in decision:
                     raw.append(piece)
@@ -248,9 +250,7 @@ class LocalClient(ModelClient):
             render(messages, None, form),
             answer_grammar,
             stats,
-            _answer_params(
-                params, set(given) | set(self._params) - {"max_tokens"}, grounded(messages)
-            ),
+            _answer_params(params, chosen, grounded(messages)),
         )
         async with contextlib.aclosing(answer):
             async for piece in answer:
