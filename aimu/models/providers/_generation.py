@@ -6,9 +6,11 @@ into their request. Decisions, spelled out once:
 
 - ``thinking``: OpenAI ``reasoning_effort`` (``True`` is ``"medium"``, ``False`` is
   ``"none"``); Anthropic extended thinking with a token budget per level (``max_tokens`` is
-  raised by the budget, so the answer keeps its own allowance; ``temperature`` / ``top_k`` are
-  refused, as the API refuses them while thinking; ``False`` sends ``{"type": "disabled"}``);
+  raised by the budget, so the answer keeps its own allowance; ``False`` sends
+  ``{"type": "disabled"}``);
   Ollama ``think`` (levels passed as they are, which gpt-oss understands).
+  The Anthropic SDK takes no ``temperature`` / ``top_p`` / ``top_k`` (current Claude models
+  fix sampling), so those are unknown options there, named as such.
 - ``generate_kwargs``: the provider's own parameter names, plus the common spellings
   ``max_tokens`` and ``stop`` where the provider calls them otherwise. Anything else is an
   :class:`UnsupportedOptionError` naming the provider and the accepted names.
@@ -121,12 +123,6 @@ def anthropic_fields(
         fields["stop_sequences"] = [fields["stop_sequences"]]
     level = options.thinking_level
     if level:
-        for name in ("temperature", "top_k"):
-            if name in fields and not (name == "temperature" and fields[name] == 1):
-                raise UnsupportedOptionError(
-                    f"anthropic: extended thinking cannot be combined with {name}="
-                    f"{fields[name]!r} (the API allows only the default); drop it or thinking"
-                )
         budget = ANTHROPIC_BUDGETS[level]
         fields["thinking"] = {"type": "enabled", "budget_tokens": budget}
         fields["max_tokens"] = int(fields.get("max_tokens") or 0) + budget

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 GROUNDED_HINT = (
-    "Answer the question from the tool result in one short sentence. Copy the exact value the "
-    "tool returned (the number, date, time or name); do not work it out yourself."
+    "Answer the question in one short sentence that says what the tool result says, with its "
+    "exact numbers, dates and names. Do not work anything out yourself."
 )
 
 
@@ -59,13 +59,11 @@ def _question_with_results(turn: list[dict[str, Any]]) -> str:
     """The question, then every tool result of this turn, then what to do with them."""
     question = str(turn[0].get("content") or "") if turn and turn[0]["role"] == "user" else ""
     results = [
-        f"Tool result ({m.get('name') or 'tool'}): {str(m.get('content') or '').strip()}"
+        f"The {m.get('name') or 'tool'} tool says: {str(m.get('content') or '').strip()}"
         for m in turn
         if m["role"] == "tool"
     ]
-    return "\n\n".join(
-        [f"Question: {question}", *results, "Answer the question with the tool result."]
-    )
+    return "\n\n".join([question, *results, "Answer with what the tool says."])
 
 
 def _turns(

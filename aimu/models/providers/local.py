@@ -215,6 +215,7 @@ class LocalClient(ModelClient):
     ) -> AsyncIterator[ModelEvent]:
         given = local_fields(options, self._defaults, self._accepted)
         params = {**self._params, **given}
+        chosen = set(given) | set(self._params) - {"max_tokens"}
         form = options.response_format if options else None
         loop = asyncio.get_running_loop()
         loaded = await loop.run_in_executor(None, _load, self._key)
@@ -224,7 +225,8 @@ class LocalClient(ModelClient):
             grammar = await loop.run_in_executor(None, _grammar, schema)
             raw: list[str] = []
             stats: dict[str, Any] = {}
-            decision = self._generate(loaded, render(messages, tools), grammar, stats, params)
+            greedy = params if "temperature" in chosen else {**params, "temperature": 0.0}
+            decision = self._generate(loaded, render(messages, tools), grammar, stats, greedy)
             async with contextlib.aclosing(decision):
                 async for piece in decision:
                     raw.append(piece)
@@ -248,9 +250,7 @@ class LocalClient(ModelClient):
             render(messages, None, form),
             answer_grammar,
             stats,
-            _answer_params(
-                params, set(given) | set(self._params) - {"max_tokens"}, grounded(messages)
-            ),
+            _answer_params(params, chosen, grounded(messages)),
         )
         async with contextlib.aclosing(answer):
             async for piece in answer:
@@ -329,15 +329,15 @@ def _accepted() -> frozenset[str]:
 
 
 def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
-    """Options for the free-text answer: a repeat penalty; after a tool call, greedy decoding
-    of one line within a short token budget (unless the caller chose these), so the answer
-    states the result instead of wandering off."""
-    out = {"repeat_penalty": ANSWER_REPEAT_PENALTY, **params}
+    """Options for the free-text answer: a repeat penalty against loops; after a tool call
+    none (the answer should repeat the result's tokens), greedy decoding, one paragraph and a
+    short token budget (unless the caller chose these), so it states the result and stops."""
+    out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
     if grounded:
         if "temperature" not in chosen:
             out["temperature"] = 0.0
         if "stop" not in chosen:
-            out["stop"] = ["\n"]
+            out["stop"] = ["\n\n"]
         if "max_tokens" not in chosen:
             out["max_tokens"] = min(out["max_tokens"], GROUNDED_MAX_TOKENS)
     return out
