@@ -198,9 +198,19 @@ class AgentCore:
                 calls: list[ToolCallRequest] = []
                 turn_usage = Usage()
                 turn_stop = ""
+                turn_error: BaseException | None = None
                 counts["model_calls"] += 1
                 if emit:
-                    emit(self._model_started(run, iteration, specs))
+                    emit(
+                        ev.ModelCallStarted(
+                            *run.ids,
+                            iteration,
+                            model=self.client.model,
+                            provider=self.client.provider,
+                            message_count=len(self.messages),
+                            tool_names=tuple(tools) if tools_on else (),
+                        )
+                    )
                 turn_started = time.perf_counter()
                 try:
                     turn = self._stream(list(self.messages), specs, run.options)
@@ -218,24 +228,28 @@ class AgentCore:
                                 turn_usage += event.usage
                                 turn_stop = event.stop_reason
                 except BaseException as exc:
-                    if emit:
-                        emit(
-                            self._model_finished(
-                                run, iteration, turn_started, turn_usage, turn_stop, calls, exc
-                            )
-                        )
+                    turn_error = exc
                     raise
                 finally:
                     usage += turn_usage
                     text = "".join(parts)
                     if parts or calls:
                         self.messages.append(_assistant_message(text, calls))
-                if emit:
-                    emit(
-                        self._model_finished(
-                            run, iteration, turn_started, turn_usage, turn_stop, calls, None
+                    if emit:
+                        emit(
+                            ev.ModelCallFinished(
+                                *run.ids,
+                                iteration,
+                                model=self.client.model,
+                                provider=self.client.provider,
+                                latency_s=time.perf_counter() - turn_started,
+                                input_tokens=turn_usage.input_tokens,
+                                output_tokens=turn_usage.output_tokens,
+                                stop_reason=turn_stop,
+                                tool_calls=len(calls),
+                                error=_describe(turn_error),
+                            )
                         )
-                    )
                 if not calls:
                     if run.read_inbox is not None and (waiting := run.read_inbox()):
                         continue  # the user spoke while the model answered: it answers that too
@@ -489,40 +503,6 @@ class AgentCore:
 
     def _chunk(self, phase: Phase, content: Any, iteration: int) -> StreamChunk:
         return StreamChunk(phase, content, self.name, iteration)
-
-    def _model_started(self, run: _Run, iteration: int, specs: list | None) -> ev.Event:
-        names = tuple(s["function"]["name"] for s in specs) if specs else ()
-        return ev.ModelCallStarted(
-            *run.ids,
-            iteration,
-            model=self.client.model,
-            provider=self.client.provider,
-            message_count=len(self.messages),
-            tool_names=names,
-        )
-
-    def _model_finished(
-        self,
-        run: _Run,
-        iteration: int,
-        started: float,
-        usage: Usage,
-        stop_reason: str,
-        calls: list,
-        error: BaseException | None,
-    ) -> ev.Event:
-        return ev.ModelCallFinished(
-            *run.ids,
-            iteration,
-            model=self.client.model,
-            provider=self.client.provider,
-            latency_s=time.perf_counter() - started,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            stop_reason=stop_reason,
-            tool_calls=len(calls),
-            error=_describe(error),
-        )
 
     def _run_finished(
         self,
