@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any, Literal, overload
+from collections.abc import Iterator
+from typing import Any, Literal, Unpack, overload
 
 from aimu._sync import iterate
-from aimu.agents.compaction import Compaction
-from aimu.agents.events import EventSink
-from aimu.agents.inbox import Inbox
-from aimu.agents.loop import AgentCore
+from aimu.agents.loop import AgentCore, RunOverrides
 from aimu.models.chunks import StreamChunk
-from aimu.tools.approval import Policy
 
 
 class Agent(AgentCore):
@@ -25,38 +21,21 @@ class Agent(AgentCore):
     """
 
     @overload
-    def run(self, task: str, stream: Literal[False] = False, **overrides: Any) -> Any: ...
-    @overload
-    def run(self, task: str, stream: Literal[True], **overrides: Any) -> Iterator[StreamChunk]: ...
-
     def run(
-        self,
-        task: str,
-        stream: bool = False,
-        *,
-        tool_approval: Policy | None = None,
-        deps: Any = None,
-        thinking: bool | str | None = None,
-        generate_kwargs: Mapping[str, Any] | None = None,
-        schema: Any = None,
-        events: EventSink | None = None,
-        compaction: Compaction | None = None,
-        inbox: Inbox | None = None,
-    ) -> Any:
+        self, task: str, stream: Literal[False] = False, **overrides: Unpack[RunOverrides]
+    ) -> Any: ...
+    @overload
+    def run(
+        self, task: str, stream: Literal[True], **overrides: Unpack[RunOverrides]
+    ) -> Iterator[StreamChunk]: ...
+
+    def run(self, task: str, stream: bool = False, **overrides: Unpack[RunOverrides]) -> Any:
         """Run ``task``; return the answer (a ``schema`` instance when one is given), or an
-        iterator of chunks with ``stream=True``. The keywords apply to this run only."""
+        iterator of chunks with ``stream=True``. The keywords (:class:`RunOverrides`:
+        ``tool_approval``, ``deps``, ``thinking``, ``generate_kwargs``, ``schema``,
+        ``events``, ``compaction``, ``inbox``) apply to this run only."""
         if not isinstance(task, str):
             raise TypeError(f"task must be a str, not {type(task).__name__}")
-        overrides = dict(
-            tool_approval=tool_approval,
-            deps=deps,
-            thinking=thinking,
-            generate_kwargs=generate_kwargs,
-            schema=schema,
-            events=events,
-            compaction=compaction,
-            inbox=inbox,
-        )
         self._prepare(**overrides)  # bad overrides raise here, before anything runs
         chunks = iterate(lambda: self.chunks(task, **overrides))
         if stream:
@@ -64,4 +43,4 @@ class Agent(AgentCore):
         done: dict[str, Any] = {}
         for chunk in chunks:
             done = self.final(chunk, done)
-        return self.answer(done, schema)
+        return self.answer(done, overrides.get("schema"))

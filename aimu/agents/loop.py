@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from aimu.agents import events as ev
 from aimu.agents.compaction import Compaction, check_conversation
@@ -41,6 +41,19 @@ from aimu.tools.results import ToolResult
 
 INTERRUPTED = "Not executed: the run was interrupted before this call ran."
 _FINISHED = object()
+
+
+class RunOverrides(TypedDict, total=False):
+    """The keywords a run takes to override the agent's settings for that run only."""
+
+    tool_approval: Policy | None
+    deps: Any
+    thinking: bool | str | None
+    generate_kwargs: Mapping[str, Any] | None
+    schema: Any
+    events: ev.EventSink | None
+    compaction: Compaction | None
+    inbox: Inbox | None
 
 
 @dataclass(frozen=True)
@@ -139,29 +152,17 @@ class AgentCore:
         self.messages.clear()
 
     async def chunks(
-        self,
-        task: str,
-        *,
-        tool_approval: Policy | None = None,
-        deps: Any = None,
-        thinking: bool | str | None = None,
-        generate_kwargs: Mapping[str, Any] | None = None,
-        schema: Any = None,
-        events: ev.EventSink | None = None,
-        compaction: Compaction | None = None,
-        inbox: Inbox | None = None,
+        self, task: str, **overrides: Unpack[RunOverrides]
     ) -> AsyncIterator[StreamChunk]:
         """Run ``task`` and yield every chunk, ending with a ``DONE`` chunk.
 
-        Each keyword overrides the agent's setting for this run only (``None``: the agent's).
-        With ``schema`` the DONE chunk's content has ``"output"``, the validated answer as
-        JSON data.
+        Each keyword (:class:`RunOverrides`) overrides the agent's setting for this run only
+        (``None``: the agent's). With ``schema`` the DONE chunk's content has ``"output"``,
+        the validated answer as JSON data.
         """
         if not isinstance(task, str):
             raise TypeError(f"task must be a str, not {type(task).__name__}")
-        run = self._prepare(
-            tool_approval, deps, thinking, generate_kwargs, schema, events, compaction, inbox
-        )
+        run = self._prepare(**overrides)
         if not self.messages and self.system_message:
             self.messages.append({"role": "system", "content": self.system_message})
         self.messages.append({"role": "user", "content": task})
@@ -300,14 +301,14 @@ class AgentCore:
 
     def _prepare(
         self,
-        tool_approval: Policy | None,
-        deps: Any,
-        thinking: bool | str | None,
-        generate_kwargs: Mapping[str, Any] | None,
-        schema: Any,
-        events: ev.EventSink | None,
-        compaction: Compaction | None,
-        inbox: Inbox | None,
+        tool_approval: Policy | None = None,
+        deps: Any = None,
+        thinking: bool | str | None = None,
+        generate_kwargs: Mapping[str, Any] | None = None,
+        schema: Any = None,
+        events: ev.EventSink | None = None,
+        compaction: Compaction | None = None,
+        inbox: Inbox | None = None,
     ) -> _Run:
         """Check a run's overrides and resolve what the run uses; raise before it starts."""
         _check_policy(tool_approval)

@@ -145,3 +145,13 @@ async def test_async_agent_returns_a_schema_instance():
 def test_a_schema_that_is_not_an_object_type_is_refused():
     with pytest.raises(TypeError, match="pydantic model, a dataclass or a TypedDict"):
         Agent(ScriptedClient(["1"])).run("n", schema=int)
+
+
+async def test_a_keyword_a_run_does_not_take_is_refused_before_the_run():
+    agent = Agent(ScriptedClient(["x"]))
+    with pytest.raises(TypeError, match="temperature"):
+        agent.run("hi", temperature=0.2)
+    async_agent = aimu.aio.Agent(ScriptedClient(["x"]))
+    with pytest.raises(TypeError, match="temperature"):
+        await async_agent.run("hi", temperature=0.2)
+    assert agent.messages == [] and async_agent.messages == []
