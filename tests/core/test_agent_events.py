@@ -3,6 +3,7 @@ sinks."""
 
 import json
 import threading
+import time
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -53,14 +54,25 @@ def test_a_run_reports_typed_events_in_order():
     assert finished.stop_reason == "complete"
     assert (finished.model_calls, finished.tool_calls) == (3, 2)
     assert finished.input_tokens > 0 and finished.duration_s > 0
+    model_asked = seen[1]
+    assert (model_asked.model, model_asked.provider) == ("m1", "scripted")
+    assert model_asked.message_count == 1 and model_asked.tool_names == ("add", "explode")
+    assert seen[5].message_count == 3
     model_done = seen[2]
+    assert (model_done.model, model_done.provider, model_done.error) == ("m1", "scripted", None)
+    assert model_done.output_tokens > 0
     assert model_done.latency_s >= 0 and model_done.tool_calls == 1
     assert model_done.input_tokens == 1 and model_done.stop_reason == "tool_calls"
     ok, failed = seen[4], seen[8]
     assert ok.name == "add" and ok.error is None and ok.duration_s >= 0
     assert failed.name == "explode" and "boom" in failed.error
     assert len({e.run_id for e in seen}) == 1
-    assert seen[3].arguments == {"a": 1, "b": 2}
+    assert (seen[3].call_id, seen[3].name, seen[3].arguments) == (
+        ok.call_id,
+        "add",
+        {"a": 1, "b": 2},
+    )
+    assert all(0 < e.timestamp <= time.time() for e in seen)
 
 
 def test_events_name_the_round_cap_as_the_stop_reason():
