@@ -24,12 +24,12 @@ BOX_CLASS = "aimu-inbox"
 
 
 class InboxBox:
-    """A text box feeding :attr:`inbox`, shown in a display slot of its own."""
+    """A text box feeding ``inbox``, shown in a display slot of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, inbox: Inbox) -> None:
         import ipywidgets as widgets
 
-        self.inbox = Inbox()
+        self.inbox = inbox
         self.sent: list[str] = []
         self._loop = asyncio.get_running_loop()
         self._text = widgets.Text(

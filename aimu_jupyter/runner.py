@@ -15,6 +15,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from aimu.agents.inbox import Inbox
 from aimu.aio import Agent
 from aimu.models.base import ModelClient
 from aimu.models.chunks import Phase
@@ -98,7 +99,7 @@ async def run(
     stop = asyncio.Event()
     in_kernel = getattr(session.shell, "kernel", None) is not None
     live = LiveDisplay(record.bundle, _publisher(), final_only=not in_kernel) if display else None
-    box = InboxBox() if panels is not None else None
+    inbox = Inbox() if panels is not None else None  # someone can type into the box
     agent = Agent(
         client,
         system_message=system if system is not None else settings.system or None,
@@ -107,7 +108,7 @@ async def run(
         max_iterations=iterations,
         concurrent_tool_calls=settings.concurrent_tool_calls,
         name=record.agent,
-        inbox=box.inbox if box is not None else None,
+        inbox=inbox,
         **shaping,
     )
     agent.messages = conversation.messages
@@ -116,6 +117,7 @@ async def run(
 
     if live is not None:
         live.show()
+    box = InboxBox(inbox) if inbox is not None else None
     if box is not None:
         box.show()
     decided_by = getattr(policy, "decided_by", None)
