@@ -74,16 +74,17 @@ def measure(variants: dict[str, dict], repeats: int, delay: float) -> dict[str, 
     }
 
 
-def report(title: str, results: dict[str, tuple]) -> float:
-    """Print one table; return the worst ratio of a feature over the plain run."""
+def report(title: str, results: dict[str, tuple]) -> tuple[float, float]:
+    """Print one table; return the worst ratio of a single feature over the plain run, and
+    the ratio of the last variant (the features together)."""
     print(title)
     print(f"{'':30}{'best ms/run':>12}{'ratio':>9}")
     worst = 0.0
     for name, (best, ratio) in results.items():
-        if not name.startswith("plain"):
+        if not name.startswith("plain") and "+" not in name:
             worst = max(worst, ratio)
         print(f"{name:30}{best * 1e3:12.2f}{ratio:8.3f}x")
-    return worst
+    return worst, ratio
 
 
 def main() -> None:
@@ -103,7 +104,7 @@ def main() -> None:
             "events (JSON-lines file)": {"events": sink},
             "events file + compaction": {"events": sink, "compaction": no_op},
         }
-        worst = report(
+        worst, together = report(
             f"agent run, {ROUNDS} tool rounds, scripted model streaming instantly; "
             f"{REPEATS} rounds",
             measure(core, REPEATS, 0.0),
@@ -118,7 +119,8 @@ def main() -> None:
         sink.close()
     print("(ratio = median of time with the feature / plain run's time, paired by round)")
     verdict = "met" if worst < 1.05 else "MISSED"
-    print(f"target: events (in-memory sink) and compaction add under 5%: {verdict}")
+    print(f"target: events (in-memory sink) and compaction each add under 5%: {verdict}")
+    print(f"        both together add {100 * (together - 1):.1f}%")
 
 
 if __name__ == "__main__":

@@ -120,11 +120,13 @@ class _RunningCount:
 
     def __call__(self, messages: Messages) -> int:
         length, last, total = self._state
-        if length and len(messages) >= length and messages[length - 1] is last:
-            total += estimate_tokens(messages[length:])
+        size = len(messages)
+        if length and size >= length and messages[length - 1] is last:
+            if size > length:
+                total += estimate_tokens(messages[length:])
         else:
             total = estimate_tokens(messages)
-        self.remember(messages, total)
+        self._state = (size, messages[-1] if size else None, total)
         return total
 
     def remember(self, messages: Messages, total: int) -> None:
