@@ -28,7 +28,11 @@ async def run_agent(
     max_iterations: int | None = None,
     interpolate: bool = False,
     display: bool | None = None,
-) -> str:
+    thinking: str | bool | None = None,
+    generate_kwargs: dict[str, Any] | None = None,
+    compaction: str | Callable | None = None,
+    schema: type | None = None,
+) -> Any:
     """Run ``prompt`` as a ``%%agent`` cell would and return the final answer.
 
     ``model``: ``"provider:model"`` or a ModelClient. ``tools``: the ``--tools`` comma list,
@@ -36,6 +40,9 @@ async def run_agent(
     ``"ask"``, ``"deny"`` or a policy callable. ``name``/``new``: which conversation, as
     ``--name``/``--new``. ``interpolate``: fill ``{var}`` from the notebook, off by default
     (Python has f-strings). ``display``: show the live record (default: inside IPython).
+    ``thinking``, ``generate_kwargs``, ``compaction`` (a policy, or ``"last:20"``) and
+    ``schema`` (the answer comes back as a validated instance) are ``--thinking``,
+    ``--option``, ``--compact`` and ``--schema``.
 
     Raises ``AgentInterrupted`` (a ``KeyboardInterrupt``) when stopped, so a loop of calls
     stops too, and ``AgentFailed`` when the model cannot be used::
@@ -62,6 +69,10 @@ async def run_agent(
         system=system,
         max_iterations=max_iterations,
         display=display,
+        thinking=thinking,
+        generate_kwargs=generate_kwargs,
+        compact=compaction,
+        schema=schema,
     )
 
 

@@ -205,6 +205,31 @@ class AimuMagics(Magics):
         help="With --each: append each finished row to PATH (.jsonl or a folder); running "
         "the cell again skips the rows that succeeded.",
     )
+    @argument(
+        "--thinking",
+        help="How hard the model reasons before answering: off, on, low, medium or high "
+        "(default: the provider's). A model that cannot reason says so.",
+    )
+    @argument(
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="A generation option for every request, e.g. temperature=0.2, max_tokens=500, "
+        "seed=7. Repeat for more.",
+    )
+    @argument(
+        "--compact",
+        metavar="POLICY",
+        help="Shorten the conversation before each model turn: last:N keeps the last N "
+        "turns, tokens:N drops old tool results over about N tokens, or a notebook "
+        "variable holding a messages -> messages function.",
+    )
+    @argument(
+        "--schema",
+        metavar="MODEL",
+        help="A notebook variable holding a pydantic model, dataclass or TypedDict: the "
+        "answer is validated against it and --out stores the instance.",
+    )
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run an LLM agent on the cell's text; the answer streams into the cell.
@@ -232,6 +257,15 @@ class AimuMagics(Magics):
 
             %%agent --tools notebook --no-interpolate
             What does {"a": 1} mean in the cell above?
+
+            %%agent --thinking high --option temperature=0.2 --compact last:20
+            Plan the analysis of df step by step.
+
+            %%agent --schema City --out city
+            Name the largest city of France and its population.
+
+        While the cell runs, the box below its output ("tell the agent…") sends a message
+        the agent reads before its next model turn.
 
         From Python, for loops and scripts: ``await aimu_jupyter.run_agent(prompt, ...)``.
         """
@@ -299,6 +333,10 @@ class AimuMagics(Magics):
             system=args.system,
             max_iterations=args.max_iterations,
             nested=nested,
+            thinking=args.thinking,
+            generate_kwargs=args.option,
+            compact=args.compact,
+            schema=args.schema,
         )
         if args.out is not None:
             self.shell.user_ns[args.out] = answer
@@ -307,6 +345,22 @@ class AimuMagics(Magics):
 
             log = self.session.python_tool(tuple(self.allowed_imports)).code_log
             export_conversation(self.session, args.name, set(log.calls) - done_before)
+
+    @line_magic
+    def agent_usage(self, line: str) -> None:
+        """Show tokens, model calls, tool calls and time per conversation of this notebook.
+
+        Examples
+        --------
+        ::
+
+            %agent_usage
+        """
+        if line.strip():
+            raise UsageError("%agent_usage takes no arguments")
+        from IPython.display import display
+
+        display(self.session.usage.bundle(), raw=True)
 
     @magic_arguments()
     @argument("names", nargs="*", help="Notebook functions to register as tools.")
@@ -403,7 +457,7 @@ def unload(shell: Any) -> None:
         ):
             if callback in shell.events.callbacks[event]:
                 shell.events.unregister(event, callback)
-        for kind, names in (("cell", ("agent",)), ("line", ("tool",))):
+        for kind, names in (("cell", ("agent",)), ("line", ("tool", "agent_usage"))):
             for name in names:
                 shell.magics_manager.magics[kind].pop(name, None)
         if magics in shell.configurables:

@@ -108,6 +108,8 @@ class RunRecord:
             card["images_note"] = self._images_note(chunk, card["images"])
             if card["status"] != "denied":
                 card["status"] = "error" if card["is_error"] else "done"
+        elif phase is Phase.USER_MESSAGE:
+            events.append({"type": "user_message", "text": str(content.get("text", ""))})
         elif phase is Phase.DONE and chunk.agent == self.agent:
             self.usage = dict(content.get("usage") or self.usage)
             self.answer = content.get("text", "")
@@ -298,6 +300,8 @@ def _events_markdown(events: list[dict[str, Any]], final: bool) -> list[str]:
             parts.append(_details("Thinking", _quote(event["text"])))
         elif kind == "tool":
             parts.append(_tool_markdown(event, final))
+        elif kind == "user_message":
+            parts.append(_quote(f"**You, during the run:** {event['text']}"))
     return [part for part in parts if part]
 
 
@@ -398,6 +402,8 @@ def _events_plain(events: list[dict[str, Any]], indent: str) -> list[str]:
             lines.extend(indent + line for line in event["text"].strip("\n").split("\n"))
         elif kind == "thinking":
             lines.append(f"{indent}[thinking: {len(event['text']):,} characters]")
+        elif kind == "user_message":
+            lines.append(f"{indent}[you, during the run] {event['text']}")
         elif kind == "tool":
             lines.extend(_tool_plain(event, indent))
     return lines

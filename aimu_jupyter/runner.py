@@ -14,15 +14,18 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from aimu.agents.inbox import Inbox
 from aimu.aio import Agent
 from aimu.models.base import ModelClient
 from aimu.models.chunks import Phase
 from aimu.models.errors import ModelError, NoDefaultModelError
+from aimu_jupyter import run_options
 from aimu_jupyter.approval import MODES, NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
+from aimu_jupyter.inbox_box import InboxBox
 from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
-from aimu_jupyter.session import Session, Settings
+from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
 from aimu_jupyter.toolbox import Toolset, resolve_tools
 from aimu_jupyter.view import open_view
 from aimu_jupyter.wake import wake_on_signals
@@ -47,11 +50,18 @@ async def run(
     max_iterations: int | None = None,
     display: bool = True,
     nested: bool = False,
-) -> str:
+    thinking: str | bool | None = None,
+    generate_kwargs: list[str] | Mapping[str, Any] | None = None,
+    compact: str | Callable | None = None,
+    schema: str | type | None = None,
+) -> Any:
     """Run ``prompt`` in a conversation of ``session`` and return the final answer.
 
     ``nested``: the run is driven from inside another cell magic (``%%time``, ``%%capture``)
-    on a loop of its own, so no button click can reach it.
+    on a loop of its own, so no button click can reach it. ``thinking``,
+    ``generate_kwargs`` (``name=value`` texts or a dict), ``compact`` and ``schema`` are
+    ``--thinking``, ``--option``, ``--compact`` and ``--schema`` (see
+    :mod:`aimu_jupyter.run_options`); with a schema the answer is a validated instance.
 
     Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
     the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
@@ -60,6 +70,14 @@ async def run(
     settings = session.settings()
     options = await resolve_options(session, settings, model, tools, approve, max_iterations)
     client, toolset, mode, custom, iterations = options
+    user_ns = session.user_ns
+    shaping = {
+        "thinking": run_options.thinking(thinking),
+        "generate_kwargs": run_options.generate_kwargs(generate_kwargs),
+        "compaction": run_options.compaction(compact, user_ns),
+        "events": session.usage.sink(name or DEFAULT_CONVERSATION),
+    }
+    answer_type = run_options.schema(schema, user_ns)
 
     conversation = session.conversation(name, new)
     record = RunRecord(prompt, client.name)
@@ -70,6 +88,7 @@ async def run(
         always_allowed=conversation.always_allowed,
     )
     stop = asyncio.Event()
+    inbox = Inbox() if view.draws_widgets else None  # someone can type into the box
     agent = Agent(
         client,
         system_message=system if system is not None else settings.system or None,
@@ -78,14 +97,19 @@ async def run(
         max_iterations=iterations,
         concurrent_tool_calls=settings.concurrent_tool_calls,
         name=record.agent,
+        inbox=inbox,
+        **shaping,
     )
     agent.messages = conversation.messages
     if system is not None and agent.messages:
         _replace_system(agent.messages, system)
 
     view.show()
+    box = InboxBox(inbox) if inbox is not None else None
+    if box is not None:
+        box.show()
     decided_by = getattr(policy, "decided_by", None)
-    stream = agent.stream(prompt)
+    stream = agent.stream(prompt, schema=answer_type)
     try:
         with wake_on_signals():
             async for chunk in stream:
@@ -107,7 +131,11 @@ async def run(
         raise
     finally:
         await stream.aclose()
+        if box is not None:
+            box.close()
         await view.close(completed=record.status == "done")
+    if answer_type is not None:
+        return run_options.structured_answer(record.answer, answer_type)
     return record.answer
 
 

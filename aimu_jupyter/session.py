@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
+from aimu_jupyter.usage import UsageLog
 
 DEFAULT_CONVERSATION = "default"
 
@@ -51,6 +52,7 @@ class Session:
         self.settings = settings
         self.conversations: dict[str, Conversation] = {}
         self.registry = ToolRegistry()
+        self.usage = UsageLog()
         self._notices: set[str] = set()
         #: Whether each client session's frontend draws widgets, once its probe answered.
         self.frontends: dict[str, bool] = {}

@@ -45,8 +45,11 @@ class RunView:
         ask: Ask | None = None,
         probe: Any = None,
         remember: Callable[[bool], None] | None = None,
+        draws_widgets: bool = False,
     ):
         self.record = record
+        #: Whether the frontend is known (or expected) to draw widgets the user can use.
+        self.draws_widgets = draws_widgets
         self.live = live
         self.text = text
         self.ask = ask
@@ -124,7 +127,7 @@ def open_view(
 
     panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
     if draws:
-        return RunView(record, live=live, ask=panels.ask)
+        return RunView(record, live=live, ask=panels.ask, draws_widgets=True)
     from aimu_jupyter.frontend import FrontendProbe
 
     probe = FrontendProbe()
@@ -138,7 +141,7 @@ def open_view(
     def remember(value: bool) -> None:
         session.frontends[client] = value
 
-    return RunView(record, live=live, ask=ask, probe=probe, remember=remember)
+    return RunView(record, live=live, ask=ask, probe=probe, remember=remember, draws_widgets=True)
 
 
 def _widgets_usable(session: Session) -> bool:

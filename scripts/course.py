@@ -29,6 +29,10 @@ NOTEBOOKS = ROOT / "notebooks"
 FIRST = NOTEBOOKS / "01_getting_started.ipynb"
 RUN_MIME = "application/vnd.aimu.run+json"
 CELL_TIMEOUT = 900
+REAL_MODEL_HINT = (
+    "To run the same notebook on a real model: AIMU_MODEL=openai:gpt-4o-mini bash scripts/run "
+    "(or anthropic:claude-haiku-4-5, ollama:qwen3:8b; set the provider's API key)."
+)
 
 
 def execute(path: Path, *, timeout: int = CELL_TIMEOUT, env: dict[str, str] | None = None) -> Any:
@@ -135,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(report(notebook))
     print(f"Finished in {time.monotonic() - started:.0f} s.")
+    print(REAL_MODEL_HINT)
     return 0
 
 

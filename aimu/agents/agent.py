@@ -2,41 +2,47 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Literal, overload
+from collections.abc import Iterator
+from typing import Any, Literal, Unpack, overload
 
 from aimu._sync import iterate, run
-from aimu.agents.loop import AgentCore
-from aimu.models.chunks import Phase, StreamChunk
+from aimu.agents.loop import AgentCore, RunOverrides
+from aimu.models.chunks import StreamChunk
 
 
 class Agent(AgentCore):
     """A model with tools, run to completion from ordinary (non-async) code.
 
     ``run(task)`` returns the final answer; ``run(task, stream=True)`` yields every
-    :class:`~aimu.models.StreamChunk` as it happens. Runs on one agent share a conversation;
-    :meth:`reset` forgets it. Async tools work here too: the loop runs on its own event loop.
-    Ctrl-C stops the run and leaves the conversation valid for the next one.
+    :class:`~aimu.models.StreamChunk` as it happens; ``run(task, schema=Model)`` returns a
+    validated ``Model``. Runs on one agent share a conversation; :meth:`reset` forgets it.
+    Async tools work here too: the loop runs on its own event loop. Ctrl-C stops the run and
+    leaves the conversation valid for the next one.
     """
 
     @overload
-    def run(self, task: str, stream: Literal[False] = False) -> str: ...
+    def run(
+        self, task: str, stream: Literal[False] = False, **overrides: Unpack[RunOverrides]
+    ) -> Any: ...
     @overload
-    def run(self, task: str, stream: Literal[True]) -> Iterator[StreamChunk]: ...
+    def run(
+        self, task: str, stream: Literal[True], **overrides: Unpack[RunOverrides]
+    ) -> Iterator[StreamChunk]: ...
 
-    def run(self, task: str, stream: bool = False) -> str | Iterator[StreamChunk]:
-        """Run ``task``; return the answer, or an iterator of chunks with ``stream=True``."""
+    def run(self, task: str, stream: bool = False, **overrides: Unpack[RunOverrides]) -> Any:
+        """Run ``task``; return the answer (a ``schema`` instance when one is given), or an
+        iterator of chunks with ``stream=True``. The keywords (:class:`RunOverrides`:
+        ``tool_approval``, ``deps``, ``thinking``, ``generate_kwargs``, ``schema``,
+        ``events``, ``compaction``, ``inbox``) apply to this run only."""
         if not isinstance(task, str):
             raise TypeError(f"task must be a str, not {type(task).__name__}")
+        self._prepare(**overrides)  # bad overrides raise here, before anything runs
         if stream:
-            return iterate(lambda: self.events(task))
-        return run(lambda: _answer(self.events(task), self.name))
+            return iterate(lambda: self.chunks(task, **overrides))
+        return run(lambda: self._final_answer(task, overrides))
 
-
-async def _answer(chunks: AsyncIterator[StreamChunk], name: str) -> str:
-    """The final answer of the run ``chunks`` belongs to (agent ``name``)."""
-    text = ""
-    async for chunk in chunks:
-        if chunk.phase is Phase.DONE and chunk.agent == name:
-            text = chunk.content["text"]
-    return text
+    async def _final_answer(self, task: str, overrides: RunOverrides) -> Any:
+        done: dict[str, Any] = {}
+        async for chunk in self.chunks(task, **overrides):
+            done = self.final(chunk, done)
+        return self.answer(done, overrides.get("schema"))

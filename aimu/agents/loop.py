@@ -1,18 +1,31 @@
 """The agent loop, written once as an async generator of :class:`StreamChunk`.
 
 :class:`aimu.agents.Agent` (sync) and :class:`aimu.aio.Agent` (async) are thin drivers
-around :class:`AgentCore`; they differ only in how they consume :meth:`AgentCore.events`.
+around :class:`AgentCore`; they differ only in how they consume :meth:`AgentCore.chunks`.
+
+Before every model turn the loop delivers inbox messages, applies the compaction policy
+and offers the tools loaded so far; each turn is sent with the run's
+:class:`~aimu.models.base.GenerationOptions`. Events go to the run's sink as they happen;
+the four sent on every model and tool call are built with positional arguments, in their
+fields' order, which halves what building them costs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing, nullcontext
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict, Unpack
 
+from aimu.agents import events as ev
+from aimu.agents.compaction import Compaction, check_conversation
+from aimu.agents.inbox import Inbox
+from aimu.agents.structured import RETRIES, OutputSchema, StructuredOutputError
 from aimu.models.base import (
+    GenerationOptions,
     ModelClient,
     TextDelta,
     ThinkingDelta,
@@ -25,10 +38,38 @@ from aimu.models.registry import client as build_client
 from aimu.tools.approval import Policy, approve_all
 from aimu.tools.context import ToolContext
 from aimu.tools.dispatch import dispatch, with_distinct_id
+from aimu.tools.groups import GroupLoader, ToolGroup, check_groups
 from aimu.tools.results import ToolResult
 
 INTERRUPTED = "Not executed: the run was interrupted before this call ran."
 _FINISHED = object()
+
+
+class RunOverrides(TypedDict, total=False):
+    """The keywords a run takes to override the agent's settings for that run only."""
+
+    tool_approval: Policy | None
+    deps: Any
+    thinking: bool | str | None
+    generate_kwargs: Mapping[str, Any] | None
+    schema: Any
+    events: ev.EventSink | None
+    compaction: Compaction | None
+    inbox: Inbox | None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run's settings: the agent's, with that run's overrides applied."""
+
+    policy: Policy
+    deps: Any
+    options: GenerationOptions | None
+    compaction: Compaction | None
+    read_inbox: Callable[[], list[str]] | None
+    emit: Callable[[ev.Event], None] | None
+    schema: OutputSchema | None
+    ids: tuple[str, str, str | None]  # agent, run_id, parent_run_id: what every event starts with
 
 
 class AgentCore:
@@ -40,6 +81,14 @@ class AgentCore:
     ``max_iterations`` bounds the model turns that may call tools. When the turn at the cap
     still asks for tools, those calls are answered "not executed" and one more turn, with
     tools switched off, produces the answer.
+
+    ``thinking`` (``None`` provider default, ``False``, ``True``, ``"low"``/``"medium"``/
+    ``"high"``) and ``generate_kwargs`` (temperature, max_tokens, ...; the client lays them over
+    its own ``default_generate_kwargs``) go to the model on every request. ``compaction``
+    rewrites the conversation before every model turn (see :mod:`aimu.agents.compaction`);
+    ``inbox`` (an :class:`~aimu.agents.Inbox`) delivers messages put during a run;
+    ``tool_groups`` are loaded on demand through a ``load_tools`` tool; ``events`` is an
+    :data:`~aimu.agents.events.EventSink`.
     """
 
     def __init__(
@@ -52,6 +101,13 @@ class AgentCore:
         concurrent_tool_calls: bool = False,
         deps: Any = None,
         name: str = "agent",
+        *,
+        thinking: bool | str | None = None,
+        generate_kwargs: Mapping[str, Any] | None = None,
+        compaction: Compaction | None = None,
+        inbox: Inbox | None = None,
+        tool_groups: Iterable[ToolGroup] | None = None,
+        events: ev.EventSink | None = None,
     ):
         if (
             isinstance(max_iterations, bool)
@@ -59,8 +115,7 @@ class AgentCore:
             or max_iterations < 1
         ):
             raise ValueError(f"max_iterations must be an int >= 1, not {max_iterations!r}")
-        if tool_approval is not None and not callable(tool_approval):
-            raise TypeError("tool_approval must be a callable policy(tool_name, arguments)")
+        _check_policy(tool_approval)
         self.client = client if isinstance(client, ModelClient) else build_client(client)
         self.system_message = system_message
         self.tools = _index_tools(tools)
@@ -69,36 +124,102 @@ class AgentCore:
         self.concurrent_tool_calls = concurrent_tool_calls
         self.deps = deps
         self.name = name
+        self.thinking = check_thinking(thinking)
+        self.generate_kwargs = check_generate_kwargs(generate_kwargs)
+        self.compaction = _check_compaction(compaction)
+        self.inbox = _check_inbox(inbox)
+        self.events = events
+        ev.sink_function(events)  # refuse a sink that cannot be called, now
+        groups = check_groups(tool_groups)
+        self.tool_groups = GroupLoader(groups, lambda: self.tools) if groups else None
+        if self.tool_groups is not None and "load_tools" in self.tools:
+            raise ValueError("a tool named 'load_tools' conflicts with the agent's tool groups")
+        self.parent_run_id: str | None = None
         self.messages: list[dict[str, Any]] = []
+
+    def final(self, chunk: StreamChunk, done: dict[str, Any]) -> dict[str, Any]:
+        """The content of ``chunk`` if it is this agent's DONE chunk, else ``done``."""
+        if chunk.phase is Phase.DONE and chunk.agent == self.name:
+            return chunk.content
+        return done
+
+    def answer(self, done: dict[str, Any], schema: Any = None) -> Any:
+        """The run's result from its DONE content: the text, or the ``schema`` instance."""
+        if schema is None:
+            return done.get("text", "")
+        return OutputSchema.of(schema).build(done["output"])
 
     def reset(self) -> None:
         """Forget the conversation; the next run starts fresh."""
         self.messages.clear()
 
-    async def events(self, task: str) -> AsyncIterator[StreamChunk]:
-        """Run ``task`` and yield every event, ending with a ``DONE`` chunk."""
+    async def chunks(
+        self, task: str, **overrides: Unpack[RunOverrides]
+    ) -> AsyncIterator[StreamChunk]:
+        """Run ``task`` and yield every chunk, ending with a ``DONE`` chunk.
+
+        Each keyword (:class:`RunOverrides`) overrides the agent's setting for this run only
+        (``None``: the agent's). With ``schema`` the DONE chunk's content has ``"output"``,
+        the validated answer as JSON data.
+        """
         if not isinstance(task, str):
             raise TypeError(f"task must be a str, not {type(task).__name__}")
+        run = self._prepare(**overrides)
         if not self.messages and self.system_message:
             self.messages.append({"role": "system", "content": self.system_message})
         self.messages.append({"role": "user", "content": task})
-        run_id = uuid.uuid4().hex
-        specs = [fn.__tool_spec__ for fn in self.tools.values()] or None
+        emit = run.emit
+        started = time.perf_counter()
+        if emit:
+            emit(ev.RunStarted(*run.ids, 0, task=task, model=self.client.name))
         usage = Usage()
+        counts = {"model_calls": 0, "tool_calls": 0}
         stop_reason = "complete"
         text = ""
-        iteration = 0
+        output: Any = None
+        iteration = rounds = retries = 0
         completed = False
+        failure: BaseException | None = None
+        waiting: list[str] = []
         try:
             while True:
                 iteration += 1
-                tools_on = specs is not None and iteration <= self.max_iterations
+                if run.read_inbox is not None:
+                    waiting += run.read_inbox()
+                for message in waiting:
+                    self.messages.append({"role": "user", "content": message})
+                    if emit:
+                        emit(ev.MessageDelivered(*run.ids, iteration, text=message))
+                    yield self._chunk(Phase.USER_MESSAGE, {"text": message}, iteration)
+                waiting = []
+                if run.compaction is not None:
+                    self._compact(run, iteration)
+                tools = self._offered_tools()
+                tools_on = bool(tools) and rounds < self.max_iterations and not retries
+                specs = [fn.__tool_spec__ for fn in tools.values()] if tools_on else None
                 parts: list[str] = []
                 calls: list[ToolCallRequest] = []
+                turn_usage = Usage()
+                turn_stop = ""
+                turn_error: BaseException | None = None
+                counts["model_calls"] += 1
+                if emit:
+                    emit(
+                        ev.ModelCallStarted(
+                            *run.ids,
+                            iteration,
+                            time.time(),
+                            self.client.model,
+                            self.client.provider,
+                            len(self.messages),
+                            tuple(tools) if tools_on else (),
+                        )
+                    )
+                turn_started = time.perf_counter()
                 try:
-                    turn = self.client.stream(list(self.messages), specs if tools_on else None)
-                    async with _closing(turn) as events:
-                        async for event in events:
+                    turn = self._stream(list(self.messages), specs, run.options)
+                    async with _closing(turn) as stream:
+                        async for event in stream:
                             if isinstance(event, TextDelta):
                                 parts.append(event.text)
                                 yield self._chunk(Phase.TEXT, event.text, iteration)
@@ -108,14 +229,54 @@ class AgentCore:
                                 if tools_on:
                                     calls.append(with_distinct_id(event, calls))
                             elif isinstance(event, TurnEnd):
-                                usage += event.usage
+                                turn_usage += event.usage
+                                turn_stop = event.stop_reason
+                except BaseException as exc:
+                    turn_error = exc
+                    raise
                 finally:
+                    usage += turn_usage
                     text = "".join(parts)
                     if parts or calls:
                         self.messages.append(_assistant_message(text, calls))
+                    if emit:
+                        emit(
+                            ev.ModelCallFinished(
+                                *run.ids,
+                                iteration,
+                                time.time(),
+                                self.client.model,
+                                self.client.provider,
+                                time.perf_counter() - turn_started,
+                                turn_usage.input_tokens,
+                                turn_usage.output_tokens,
+                                turn_stop,
+                                len(calls),
+                                _describe(turn_error),
+                            )
+                        )
                 if not calls:
-                    break
-                if iteration >= self.max_iterations:
+                    if run.read_inbox is not None and (waiting := run.read_inbox()):
+                        continue  # the user spoke while the model answered: it answers that too
+                    if run.schema is None:
+                        break
+                    output, problem = run.schema.parse(text)
+                    if problem is None:
+                        break
+                    if retries >= RETRIES:
+                        raise StructuredOutputError(
+                            f"the model's answer did not match the {run.schema.name} schema "
+                            f"after {RETRIES + 1} tries: {problem}. Last answer: {text[:300]!r}"
+                        )
+                    retries += 1
+                    if not parts:
+                        self.messages.append({"role": "assistant", "content": ""})
+                    self.messages.append(
+                        {"role": "user", "content": run.schema.retry_prompt(problem)}
+                    )
+                    continue
+                rounds += 1
+                if rounds >= self.max_iterations:
                     stop_reason = "max_iterations"
                     note = (
                         f"Not executed: the limit of {self.max_iterations} tool rounds was "
@@ -124,47 +285,151 @@ class AgentCore:
                     for call in calls:
                         self.messages.append(_tool_message(call, ToolResult.error(note)))
                     continue
-                async with aclosing(self._run_calls(calls, iteration, run_id)) as chunks:
+                counts["tool_calls"] += len(calls)
+                async with aclosing(self._run_calls(calls, iteration, run, tools)) as chunks:
                     async for chunk in chunks:
                         yield chunk
             completed = True
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
             if not completed:
                 self._close_transcript()
-        yield self._chunk(
-            Phase.DONE,
-            {"text": text, "usage": usage.to_json(), "stop_reason": stop_reason},
-            iteration,
+            if emit:
+                emit(self._run_finished(run, started, usage, counts, stop_reason, failure))
+        done = {"text": text, "usage": usage.to_json(), "stop_reason": stop_reason}
+        if run.schema is not None:
+            done["output"] = output
+        yield self._chunk(Phase.DONE, done, iteration)
+
+    def _prepare(
+        self,
+        tool_approval: Policy | None = None,
+        deps: Any = None,
+        thinking: bool | str | None = None,
+        generate_kwargs: Mapping[str, Any] | None = None,
+        schema: Any = None,
+        events: ev.EventSink | None = None,
+        compaction: Compaction | None = None,
+        inbox: Inbox | None = None,
+    ) -> _Run:
+        """Check a run's overrides and resolve what the run uses; raise before it starts."""
+        _check_policy(tool_approval)
+        output = OutputSchema.of(schema) if schema is not None else None
+        chosen = check_thinking(thinking) if thinking is not None else self.thinking
+        merged = {**self.generate_kwargs, **check_generate_kwargs(generate_kwargs)}
+        response_format = output.response_format() if output is not None else None
+        options = None
+        if chosen is not None or merged or response_format is not None:
+            options = GenerationOptions(chosen, merged, response_format)
+        source = _check_inbox(inbox) if inbox is not None else self.inbox
+        return _Run(
+            policy=tool_approval or self.tool_approval,
+            deps=deps if deps is not None else self.deps,
+            options=options,
+            compaction=_check_compaction(compaction) or self.compaction,
+            read_inbox=source.reader(self.name) if source is not None else None,
+            emit=ev.sink_function(events if events is not None else self.events),
+            schema=output,
+            ids=(self.name, uuid.uuid4().hex, self.parent_run_id),
         )
 
+    def _stream(
+        self, messages: list[dict[str, Any]], specs: list | None, options: GenerationOptions | None
+    ) -> Any:
+        # Without options the two-argument call also serves clients written before them.
+        if options is None:
+            return self.client.stream(messages, specs)
+        return self.client.stream(messages, specs, options)
+
+    def _offered_tools(self) -> dict[str, Callable]:
+        """The agent's tools, plus ``load_tools`` and whatever its groups have loaded."""
+        if self.tool_groups is None:
+            return self.tools
+        loader = self.tool_groups
+        return {**self.tools, "load_tools": loader.tool, **loader.loaded}
+
+    def _compact(self, run: _Run, iteration: int) -> None:
+        """Apply the run's compaction policy to the conversation, refusing a broken result."""
+        before = len(self.messages)
+        compacted = run.compaction(list(self.messages))
+        if compacted == self.messages:
+            return  # unchanged: the conversation the loop keeps valid
+        check_conversation(compacted)
+        self.messages[:] = compacted
+        if run.emit:
+            run.emit(
+                ev.ContextCompacted(
+                    *run.ids,
+                    iteration,
+                    messages_before=before,
+                    messages_after=len(compacted),
+                )
+            )
+
     async def _run_calls(
-        self, calls: list[ToolCallRequest], iteration: int, run_id: str
+        self,
+        calls: list[ToolCallRequest],
+        iteration: int,
+        run: _Run,
+        tools: Mapping[str, Callable],
     ) -> AsyncIterator[StreamChunk]:
         """Dispatch one turn's calls, yielding their events live; answer every call."""
         queue: asyncio.Queue = asyncio.Queue()
         results: dict[str, ToolResult] = {}
         lock = asyncio.Lock()
         concurrent = self.concurrent_tool_calls and len(calls) > 1
+        sink = run.emit
 
         def emit(phase: Phase | StreamChunk, content: Any) -> None:
             chunk = (
                 phase if isinstance(phase, StreamChunk) else self._chunk(phase, content, iteration)
             )
+            if sink and chunk.agent == self.name:
+                if chunk.phase is Phase.APPROVAL_REQUESTED:
+                    sink(
+                        ev.ApprovalRequested(
+                            *run.ids,
+                            iteration,
+                            call_id=content["id"],
+                            name=content["name"],
+                            arguments=content["arguments"],
+                        )
+                    )
+                elif chunk.phase is Phase.APPROVAL_DECIDED:
+                    sink(
+                        ev.ApprovalDecided(
+                            *run.ids,
+                            iteration,
+                            call_id=content["id"],
+                            name=content["name"],
+                            approved=content["approved"],
+                            reason=content["reason"] or "",
+                        )
+                    )
             queue.put_nowait(chunk)
 
         async def run_one(call: ToolCallRequest) -> None:
             emit(Phase.TOOL_CALL, {"id": call.id, "name": call.name, "arguments": call.arguments})
+            if sink:
+                sink(
+                    ev.ToolCallStarted(
+                        *run.ids, iteration, time.time(), call.id, call.name, call.arguments
+                    )
+                )
+            began = time.perf_counter()
             context = ToolContext(
-                deps=self.deps,
-                run_id=run_id,
+                deps=run.deps,
+                run_id=run.ids[1],
                 agent=self.name,
                 tool_call_id=call.id,
-                approval=self.tool_approval,
+                approval=run.policy,
             )
             result = await dispatch(
                 call,
-                self.tools,
-                policy=self.tool_approval,
+                tools,
+                policy=run.policy,
                 context=context,
                 emit=emit,
                 approval_lock=lock,
@@ -172,6 +437,18 @@ class AgentCore:
                 flush=queue.join,
             )
             results[call.id] = result
+            if sink:
+                sink(
+                    ev.ToolCallFinished(
+                        *run.ids,
+                        iteration,
+                        time.time(),
+                        call.id,
+                        call.name,
+                        time.perf_counter() - began,
+                        result.text if result.is_error else None,
+                    )
+                )
             emit(
                 Phase.TOOL_RESULT,
                 {
@@ -216,14 +493,79 @@ class AgentCore:
             for call in last.get("tool_calls") or ():
                 if call["id"] not in answered:
                     self.messages.append(
-                        {"role": "tool", "tool_call_id": call["id"],
-                         "name": call["function"]["name"], "content": INTERRUPTED}
-                    )  # fmt: skip
+                        {
+                            "role": "tool",
+                            "tool_call_id": call["id"],
+                            "name": call["function"]["name"],
+                            "content": INTERRUPTED,
+                        }
+                    )
         if self.messages and self.messages[-1].get("role") != "assistant":
             self.messages.append({"role": "assistant", "content": "(This answer was interrupted.)"})
 
     def _chunk(self, phase: Phase, content: Any, iteration: int) -> StreamChunk:
         return StreamChunk(phase, content, self.name, iteration)
+
+    def _run_finished(
+        self,
+        run: _Run,
+        started: float,
+        usage: Usage,
+        counts: dict[str, int],
+        stop_reason: str,
+        failure: BaseException | None,
+    ) -> ev.Event:
+        if failure is not None:
+            stop_reason = "error" if isinstance(failure, Exception) else "interrupted"
+        return ev.RunFinished(
+            *run.ids,
+            0,
+            stop_reason=stop_reason,
+            duration_s=time.perf_counter() - started,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            error=_describe(failure),
+            **counts,
+        )
+
+
+def check_thinking(value: Any) -> bool | str | None:
+    """``thinking`` as given, or the ``ValueError`` :class:`GenerationOptions` raises for a
+    value other than None, a bool, or low/medium/high."""
+    return GenerationOptions(thinking=value).thinking
+
+
+def check_generate_kwargs(value: Any) -> dict[str, Any]:
+    """``generate_kwargs`` as a new dict; ``TypeError`` for anything but a str-keyed mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise TypeError("generate_kwargs must be a dict of option name -> value")
+    return dict(value)
+
+
+def _check_policy(policy: Any) -> None:
+    if policy is not None and not callable(policy):
+        raise TypeError("tool_approval must be a callable policy(tool_name, arguments)")
+
+
+def _check_compaction(compaction: Any) -> Compaction | None:
+    if compaction is not None and not callable(compaction):
+        raise TypeError("compaction must be a callable messages -> messages, e.g. keep_last(20)")
+    return compaction
+
+
+def _check_inbox(inbox: Any) -> Inbox | None:
+    if inbox is not None and not callable(getattr(inbox, "reader", None)):
+        raise TypeError("inbox must be an aimu.agents.Inbox (an object with reader())")
+    return inbox
+
+
+def _describe(error: BaseException | None) -> str | None:
+    if error is None:
+        return None
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _closing(stream: Any) -> Any:

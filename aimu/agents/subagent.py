@@ -9,17 +9,29 @@ Approval: a sub-agent asks its spec's ``tool_approval``, else the factory's, els
 agent's own policy, so delegating a task never escapes the parent's gate. A policy that
 has a ``for_agent(agent_name) -> policy`` method is asked for a policy bound to the sub-agent
 first, so the gate can say which sub-agent is asking; plain policies are used as they are.
+
+Precedence of a typed spec's keys (as the reference library spells it): ``model`` and
+``max_iterations`` fall back to the factory's; ``compaction``, ``inbox`` and ``tool_approval``
+are read by membership, so an absent key takes the factory's value and ``"key": None`` turns
+the factory's off for that one specialist; ``thinking``, ``generate_kwargs`` and
+``tool_groups`` have no factory tier, so an absent key means none. A nested spawn tool is
+built from the factory's tier again, never from the specialist that built its parent.
 """
 
 import asyncio
 import inspect
 import logging
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aimu.agents.loop import AgentCore
+from aimu._sync import iterate
+from aimu.agents.compaction import Compaction
+from aimu.agents.events import EventSink, sink_function
+from aimu.agents.inbox import Inbox
+from aimu.agents.loop import AgentCore, check_generate_kwargs, check_thinking
 from aimu.models.base import ModelClient
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.errors import ContextOverflowError
@@ -28,6 +40,7 @@ from aimu.models.registry import providers
 from aimu.tools.approval import Policy, approve_all
 from aimu.tools.context import ToolContext
 from aimu.tools.decorator import tool
+from aimu.tools.groups import ToolGroup, check_groups
 
 logger = logging.getLogger("aimu.agents.subagent")
 
@@ -44,7 +57,12 @@ SPEC_KEYS = frozenset(
         "tools",
         "model",
         "model_options",
+        "thinking",
+        "generate_kwargs",
         "max_iterations",
+        "compaction",
+        "inbox",
+        "tool_groups",
         "tool_approval",
     }
 )
@@ -64,6 +82,11 @@ class _Profile:
     model_options: dict[str, Any]
     max_iterations: int
     tool_approval: Policy | None
+    compaction: Compaction | None = None
+    inbox: Inbox | None = None
+    thinking: bool | str | None = None
+    generate_kwargs: dict[str, Any] | None = None
+    tool_groups: tuple[ToolGroup, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +94,7 @@ class _Limits:
     timeout: float
     concurrent_tool_calls: bool
     deps: Any
+    events: EventSink | None = None
 
 
 def make_subagent_tool(
@@ -86,17 +110,27 @@ def make_subagent_tool(
     tool_approval: Policy | None = None,
     tool_name: str = "spawn_subagent",
     timeout: float = 120,
+    events: EventSink | None = None,
+    compaction: Compaction | None = None,
+    inbox: Inbox | None = None,
 ) -> Callable:
     """Build a tool that delegates a task to a fresh, isolated sub-agent.
 
-    Generic shape (``agent_types=None``): ``spawn_subagent(task, tools=None)`` runs a
-    sub-agent with ``system_message`` and at most ``tools``. Typed shape:
-    ``spawn_subagent(agent_type, task, tools=None)`` over named specialists; each spec has
-    ``system_message`` and optionally ``description`` (shown to the model), ``tools`` (its
-    allowlist; omitted means none), ``model`` and ``model_options`` (passed to
-    :func:`aimu.client`), ``max_iterations`` and ``tool_approval`` (omitted inherits the
-    factory's, and without either the calling agent's; ``approve_all`` runs it ungated).
-    Any other key raises ``ValueError``.
+    Generic shape (``agent_types=None``): ``spawn_subagent(task, tools=None)`` runs a sub-agent
+    with ``system_message`` and at most ``tools``. Typed shape: ``spawn_subagent(agent_type,
+    task, tools=None)`` over named specialists; each spec has ``system_message`` and optionally
+    ``description`` (shown to the model), ``tools`` (its allowlist; omitted means none),
+    ``model`` and ``model_options`` (passed to :func:`aimu.client`), ``thinking``,
+    ``generate_kwargs`` (sent with every request of the sub-agent, over its client's
+    ``default_generate_kwargs``), ``max_iterations``, ``compaction``, ``inbox``, ``tool_groups``
+    and ``tool_approval`` (omitted inherits the factory's, and without either the calling
+    agent's; ``None`` runs it ungated), with the precedence the module docstring gives. Any
+    other key raises ``ValueError``.
+
+    ``events`` is the sink every spawned sub-agent reports to (its runs name the calling run
+    as their parent); ``compaction`` and ``inbox`` apply to every spawned sub-agent (each
+    opens its own reader of the inbox). A sub-agent whose context window fills up does not
+    raise: the result says that the sub-agent's window, not the caller's, filled.
 
     ``tools`` (or a spec's) is the most a sub-agent may get; the model may ask for a subset by
     name, and names outside the allowlist are dropped, logged and named in the result.
@@ -105,8 +139,10 @@ def make_subagent_tool(
     ``"provider:model"`` string or a client to :meth:`~aimu.models.ModelClient.clone`; either
     way each call gets its own client. ``deps`` defaults to the calling agent's deps.
 
-    The returned tool's ``running`` attribute maps the names of its sub-agents running now to
-    their agents; every sub-agent leaves it when it ends, however it ends.
+    The returned tool is named ``tool_name``. Called by an agent it streams the sub-agent's
+    chunks into the run; called directly (``spawn("task")``) it runs the sub-agent and
+    returns its answer as a string. Its ``running`` attribute maps the names of its
+    sub-agents running now to their agents; every sub-agent leaves it when it ends.
     """
     if not isinstance(tool_name, str) or not tool_name:
         raise ValueError("tool_name must be a non-empty string")
@@ -120,7 +156,10 @@ def make_subagent_tool(
         )
     _check_policy(tool_approval, "tool_approval")
     _check_model(model, {}, "model")
-    limits = _Limits(float(timeout), concurrent_tool_calls, deps)
+    _check_compaction(compaction, "compaction")
+    _check_inbox(inbox, "inbox")
+    sink_function(events)
+    limits = _Limits(float(timeout), concurrent_tool_calls, deps, events)
     allowlist = _tool_index(tools or (), "tools")
 
     if agent_types is None:
@@ -136,15 +175,15 @@ def make_subagent_tool(
                 model_options={},
                 max_iterations=max_iterations,
                 tool_approval=tool_approval,
+                compaction=compaction,
+                inbox=inbox,
             )
         }
     else:
         if not isinstance(agent_types, Mapping) or not agent_types:
             raise ValueError("agent_types must be a non-empty dict of name -> spec")
-        profiles = {
-            name: _profile(name, spec, model, max_iterations, tool_approval)
-            for name, spec in agent_types.items()
-        }
+        factory = _Factory(model, max_iterations, tool_approval, compaction, inbox)
+        profiles = {name: _profile(name, spec, factory) for name, spec in agent_types.items()}
 
     nested = None
     if max_depth > 1:
@@ -160,37 +199,57 @@ def make_subagent_tool(
             tool_approval=tool_approval,
             tool_name=tool_name,
             timeout=timeout,
+            events=events,
+            compaction=compaction,
+            inbox=inbox,
         )
     running: dict[str, AgentCore] = {}
 
     def start(profile: _Profile, task: str, requested: list[str] | None, ctx: ToolContext):
         return _run_subagent(profile, task, requested, ctx, limits, nested, running)
 
+    def answer(profile: _Profile, task: str, requested: list[str] | None) -> str:
+        """A direct call: run the sub-agent to the end and return what a model would read."""
+        ctx = ToolContext(tool_call_id=f"direct-{uuid.uuid4().hex[:8]}")
+        last: Any = None
+        for chunk in iterate(lambda: start(profile, task, requested, ctx)):
+            last = chunk
+        return last.content["text"]
+
     if agent_types is None:
         profile = profiles["subagent"]
 
-        async def spawn_generic(
-            task: str, ctx: ToolContext, tools: list[str] | None = None
-        ) -> AsyncIterator[StreamChunk]:
-            async with aclosing(start(profile, task, tools, ctx)) as chunks:
-                async for chunk in chunks:
-                    yield chunk
+        def spawn_generic(
+            task: str, tools: list[str] | None = None, ctx: ToolContext | None = None
+        ) -> Any:
+            if ctx is None:
+                return answer(profile, task, tools)
+            return start(profile, task, tools, ctx)
 
         spawn = spawn_generic
         spawn.__doc__ = _generic_doc(profile, limits)
     else:
         AgentType = Literal[tuple(profiles)]
 
-        async def spawn_typed(
-            agent_type: AgentType, task: str, ctx: ToolContext, tools: list[str] | None = None
-        ) -> AsyncIterator[StreamChunk]:
-            async with aclosing(start(profiles[agent_type], task, tools, ctx)) as chunks:
-                async for chunk in chunks:
-                    yield chunk
+        def spawn_typed(
+            agent_type: AgentType,
+            task: str,
+            tools: list[str] | None = None,
+            ctx: ToolContext | None = None,
+        ) -> Any:
+            chosen = profiles.get(agent_type)
+            if chosen is None:
+                return f"Unknown agent type {agent_type!r}. Choose one of: {', '.join(profiles)}."
+            if ctx is None:
+                return answer(chosen, task, tools)
+            return start(chosen, task, tools, ctx)
 
         spawn = spawn_typed
         spawn.__doc__ = _typed_doc(profiles, limits)
+    spawn.__name__ = spawn.__qualname__ = tool_name
     spawn = tool(name=tool_name, read_only=False)(spawn)
+    # Through an agent (ctx given) it returns the sub-agent's chunk stream: dispatch streams it.
+    spawn.__tool_is_async__ = spawn.__tool_is_streaming__ = True
     spawn.running = running
     return spawn
 
@@ -224,7 +283,14 @@ async def _run_subagent(
         concurrent_tool_calls=limits.concurrent_tool_calls,
         deps=limits.deps if limits.deps is not None else ctx.deps,
         name=name,
+        thinking=profile.thinking,
+        generate_kwargs=profile.generate_kwargs,
+        compaction=profile.compaction,
+        inbox=profile.inbox,
+        tool_groups=profile.tool_groups,
+        events=limits.events,
     )
+    child.parent_run_id = ctx.run_id or None
     running[name] = child
     chunks: asyncio.Queue = asyncio.Queue()
     runner = asyncio.ensure_future(_pump(child, task, chunks))
@@ -277,7 +343,7 @@ async def _run_subagent(
 
 async def _pump(child: AgentCore, task: str, chunks: asyncio.Queue) -> None:
     """Run the sub-agent in a task of its own, so cancelling it unwinds its whole loop."""
-    async with aclosing(child.events(task)) as events:
+    async with aclosing(child.chunks(task)) as events:
         async for chunk in events:
             chunks.put_nowait(chunk)
 
@@ -290,11 +356,19 @@ def _failure(runner: asyncio.Future) -> str:
     if exc is None:
         return ""
     if isinstance(exc, ContextOverflowError):
-        return (
-            "The sub-agent stopped: its own context window filled up (the sub-agent's "
-            "conversation, not yours). Give it a smaller task or ask it for less output."
-        )
+        return _overflow_result(exc)
     return f"The sub-agent failed: {type(exc).__name__}: {exc}"
+
+
+def _overflow_result(exc: ContextOverflowError) -> str:
+    """What the parent reads when the sub-agent's own window filled: not the parent's."""
+    window = getattr(exc, "window", None)
+    size = f" of {window} tokens" if window else ""
+    return (
+        f"The sub-agent stopped: its own context window{size} filled up (the sub-agent's "
+        "conversation, not yours; yours is fine). Give it a smaller task or ask it for less "
+        "output."
+    )
 
 
 def _result_text(
@@ -363,41 +437,75 @@ def _policy_for(policy: Policy | None, inherited: Policy | None, agent_name: str
     return bind(agent_name) if callable(bind) else chosen
 
 
-def _profile(
-    name: Any,
-    spec: Any,
-    model: str | ModelClient,
-    max_iterations: int,
-    tool_approval: Policy | None,
-) -> _Profile:
+@dataclass(frozen=True)
+class _Factory:
+    """The factory-level tier a typed spec falls back on."""
+
+    model: str | ModelClient
+    max_iterations: int
+    tool_approval: Policy | None
+    compaction: Compaction | None
+    inbox: Inbox | None
+
+
+def _profile(name: Any, spec: Any, factory: _Factory) -> _Profile:
     if not isinstance(name, str) or not name:
         raise ValueError(f"agent_types names must be non-empty strings, not {name!r}")
     if not isinstance(spec, Mapping):
         raise TypeError(f"agent_types[{name!r}] must be a dict, not {type(spec).__name__}")
     unknown = sorted(set(spec) - SPEC_KEYS)
+    label = f"agent_types[{name!r}]"
     if unknown:
         raise ValueError(
-            f"agent_types[{name!r}] has unknown keys: {', '.join(map(str, unknown))}; "
+            f"{label} has unknown keys: {', '.join(map(str, unknown))}; "
             f"allowed keys are {', '.join(sorted(SPEC_KEYS))}"
         )
     system_message = spec.get("system_message")
     if not isinstance(system_message, str) or not system_message.strip():
-        raise ValueError(f"agent_types[{name!r}] needs a 'system_message' string")
+        raise ValueError(f"{label} needs a 'system_message' string")
     description = spec.get("description", "")
     if not isinstance(description, str):
-        raise TypeError(f"agent_types[{name!r}]['description'] must be a string")
-    spec_model = spec.get("model", model)
+        raise TypeError(f"{label}['description'] must be a string")
+    spec_model = spec.get("model", factory.model)
     options = spec.get("model_options") or {}
     if not isinstance(options, Mapping):
-        raise TypeError(f"agent_types[{name!r}]['model_options'] must be a dict")
-    _check_model(spec_model, options, f"agent_types[{name!r}]['model']")
-    iterations = spec.get("max_iterations", max_iterations)
-    _check_int(f"agent_types[{name!r}]['max_iterations']", iterations)
-    policy = spec.get("tool_approval", tool_approval)
-    _check_policy(policy, f"agent_types[{name!r}]['tool_approval']")
-    tools = _tool_index(spec.get("tools") or (), f"agent_types[{name!r}]['tools']")
+        raise TypeError(f"{label}['model_options'] must be a dict")
+    _check_model(spec_model, options, f"{label}['model']")
+    iterations = spec.get("max_iterations", factory.max_iterations)
+    _check_int(f"{label}['max_iterations']", iterations)
+    if "tool_approval" in spec:
+        policy = spec["tool_approval"]
+        _check_policy(policy, f"{label}['tool_approval']")
+        policy = approve_all if policy is None else policy
+    else:
+        policy = factory.tool_approval
+    compaction = spec.get("compaction", factory.compaction)  # membership: None turns it off
+    _check_compaction(compaction, f"{label}['compaction']")
+    inbox = spec.get("inbox", factory.inbox)
+    _check_inbox(inbox, f"{label}['inbox']")
+    try:
+        thinking = check_thinking(spec.get("thinking"))
+        generate_kwargs = spec.get("generate_kwargs")
+        if generate_kwargs is not None:
+            generate_kwargs = check_generate_kwargs(generate_kwargs)
+        groups = tuple(check_groups(spec.get("tool_groups"), f"{label}['tool_groups']"))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{label}: {exc}") from None
+    tools = _tool_index(spec.get("tools") or (), f"{label}['tools']")
     return _Profile(
-        name, system_message, description, tools, spec_model, dict(options), iterations, policy
+        name,
+        system_message,
+        description,
+        tools,
+        spec_model,
+        dict(options),
+        iterations,
+        policy,
+        compaction=compaction,
+        inbox=inbox,
+        thinking=thinking,
+        generate_kwargs=generate_kwargs,
+        tool_groups=groups,
     )
 
 
@@ -433,6 +541,16 @@ def _check_model(model: Any, options: Mapping[str, Any], label: str) -> None:
 def _check_int(label: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{label} must be an int >= 1, not {value!r}")
+
+
+def _check_compaction(compaction: Any, label: str) -> None:
+    if compaction is not None and not callable(compaction):
+        raise TypeError(f"{label} must be a callable messages -> messages, or None")
+
+
+def _check_inbox(inbox: Any, label: str) -> None:
+    if inbox is not None and not callable(getattr(inbox, "reader", None)):
+        raise TypeError(f"{label} must be an aimu.agents.Inbox, or None")
 
 
 def _check_policy(policy: Any, label: str) -> None:

@@ -14,7 +14,6 @@ from aimu.batch._api import BatchInterrupted, BatchRun, abatch, batch
 from aimu.batch._progress import BatchStats, Progress, set_default_progress
 from aimu.batch._ray import BatchSetupError
 from aimu.batch._results import BatchItem, BatchResult
-from aimu.batch._run import SchemaValidationError
 
 __all__ = [
     "BatchInterrupted",
@@ -24,7 +23,6 @@ __all__ = [
     "BatchSetupError",
     "BatchStats",
     "Progress",
-    "SchemaValidationError",
     "abatch",
     "batch",
     "set_default_progress",

@@ -12,7 +12,6 @@ import asyncio
 import collections
 import contextlib
 import copy
-import re
 import string
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -20,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from aimu.agents.loop import AgentCore
+from aimu.agents.structured import OutputSchema
 from aimu.batch._checkpoint import Checkpoint, item_keys, succeeded
 from aimu.batch._progress import BatchStats, Progress
 from aimu.batch._results import FAILED, OK, BatchItem
-from aimu.models.chunks import Phase
 from aimu.models.errors import (
     AuthenticationError,
     MissingCredentialsError,
@@ -50,10 +49,6 @@ FATAL = (
 #: After this many rate-limit answers in a row for one item, the next one counts as a failure.
 MAX_RATE_LIMIT_WAITS = 12
 MAX_BACKOFF = 30.0
-
-
-class SchemaValidationError(ValueError):
-    """The agent's answer did not validate against the batch's ``schema``."""
 
 
 @dataclass
@@ -125,28 +120,8 @@ def fresh_conversation(template: AgentCore) -> AgentCore:
     return agent
 
 
-def validator(schema: Any) -> Callable[[str], Any] | None:
-    """``text -> validated instance`` for a pydantic model, dataclass or TypedDict."""
-    if schema is None:
-        return None
-    from pydantic import TypeAdapter, ValidationError
-
-    adapter = TypeAdapter(schema)
-
-    def validate(text: str) -> Any:
-        try:
-            return adapter.validate_json(_json_part(text))
-        except ValidationError as exc:
-            raise SchemaValidationError(
-                f"the answer does not match {getattr(schema, '__name__', 'the schema')}: "
-                f"{exc.errors(include_url=False)[:3]}"
-            ) from None
-
-    return validate
-
-
 def dump_value(schema: Any, value: Any) -> Any:
-    """A JSON-ready form of a validated value, for the checkpoint."""
+    """A JSON-ready form of a validated value, for the checkpoint and Ray workers."""
     if schema is None:
         return value
     from pydantic import TypeAdapter
@@ -155,36 +130,23 @@ def dump_value(schema: Any, value: Any) -> Any:
 
 
 def load_value(schema: Any, value: Any) -> Any:
-    if schema is None:
-        return value
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(schema).validate_python(value)
-
-
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-def _json_part(text: str) -> str:
-    """The JSON in an answer, with a Markdown code fence around it removed."""
-    stripped = text.strip()
-    match = _FENCE.match(stripped)
-    return match.group(1) if match else stripped
+    """A checkpoint's (or a worker's) JSON value as the schema's instance again."""
+    return value if schema is None else OutputSchema.of(schema).build(value)
 
 
 def local_attempt(template: AgentCore, schema: Any) -> Attempt:
-    """One run in this event loop on a fresh conversation of ``template``."""
-    validate = validator(schema)
+    """One run in this event loop on a fresh conversation of ``template``.
+
+    With a ``schema`` the agent's own structured output does the work (native where the
+    provider has it, else a validated retry); an answer that never validates fails the item.
+    """
 
     async def attempt(prompt: str) -> tuple[str, Any, dict[str, int]]:
         agent = fresh_conversation(template)
         done: dict[str, Any] = {}
-        async for chunk in agent.events(prompt):
-            if chunk.phase is Phase.DONE and chunk.agent == agent.name:
-                done = chunk.content
-        answer = done.get("text", "")
-        value = validate(answer) if validate else answer
-        return answer, value, dict(done.get("usage") or {})
+        async for chunk in agent.chunks(prompt, schema=schema):
+            done = agent.final(chunk, done)
+        return done.get("text", ""), agent.answer(done, schema), dict(done.get("usage") or {})
 
     return attempt
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,14 +135,72 @@ class TurnEnd:
 
 ModelEvent = TextDelta | ThinkingDelta | ToolCallRequest | TurnEnd
 
+THINKING_LEVELS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationOptions:
+    """What one turn asks of the model beyond the messages and tools.
+
+    ``thinking``: ``None`` leaves the provider's default; ``False`` turns reasoning off where
+    the API allows it; ``True`` is ``"medium"``; ``"low" | "medium" | "high"`` map to each
+    provider's native control. ``generate_kwargs`` are sampling options (``temperature``,
+    ``max_tokens``, ``top_p``, ``seed``, ``stop``...) laid over the client's
+    ``default_generate_kwargs``. ``response_format`` is ``{"name": str, "schema": <JSON
+    Schema>}``: the answer must be JSON following the schema. A provider that cannot honour an
+    option raises :class:`~aimu.models.errors.UnsupportedOptionError`.
+    """
+
+    thinking: bool | str | None = None
+    generate_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    response_format: dict | None = None
+
+    def __post_init__(self) -> None:
+        thinking = self.thinking
+        if (
+            thinking is not None
+            and not isinstance(thinking, bool)
+            and thinking not in THINKING_LEVELS
+        ):
+            raise ValueError(
+                f"thinking must be None, True, False or one of {', '.join(THINKING_LEVELS)}, "
+                f"not {thinking!r}"
+            )
+        if not isinstance(self.generate_kwargs, Mapping):
+            raise TypeError(
+                f"generate_kwargs must be a mapping, not {type(self.generate_kwargs).__name__}"
+            )
+        form = self.response_format
+        if form is not None and not (
+            isinstance(form, dict)
+            and isinstance(form.get("name"), str)
+            and form["name"]
+            and isinstance(form.get("schema"), dict)
+        ):
+            raise ValueError(
+                'response_format must be {"name": str, "schema": <JSON Schema dict>}, '
+                f"not {form!r}"
+            )
+
+    @property
+    def thinking_level(self) -> str | None:
+        """``"low" | "medium" | "high"`` when thinking is asked for, else ``None``."""
+        if self.thinking is True:
+            return "medium"
+        return self.thinking if isinstance(self.thinking, str) else None
+
+
+NO_OPTIONS = GenerationOptions()
+
 
 class ModelClient(ABC):
     """Turns a message list plus tool specs into a stream of :data:`ModelEvent`.
 
     Subclasses set ``provider`` and ``model`` and implement :meth:`stream`. ``tools`` is a
     list of OpenAI-format specs (``{"type": "function", "function": {...}}``) or ``None``
-    for a turn without tools. :meth:`clone` returns an independent client for the same model
-    (sub-agents use it so concurrent runs share no state).
+    for a turn without tools; ``options`` (:class:`GenerationOptions`, ``None`` for none)
+    carries thinking, sampling options and a response format. :meth:`clone` returns an
+    independent client for the same model (sub-agents use it so concurrent runs share no state).
     """
 
     provider: str = ""
@@ -150,7 +208,10 @@ class ModelClient(ABC):
 
     @abstractmethod
     def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
         """Stream one turn."""
 

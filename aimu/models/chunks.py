@@ -24,6 +24,7 @@ class Phase(StrEnum):
     ``TOOL_RESULT``               ``{"id", "name", "result", "is_error", "images"}``
     ``APPROVAL_REQUESTED``        ``{"id", "name", "arguments"}``
     ``APPROVAL_DECIDED``          ``{"id", "name", "approved", "reason"}``
+    ``USER_MESSAGE``              an inbox message delivered before a model turn: ``{"text"}``
     ``DONE``                      ``{"text", "usage", "stop_reason"}``
     ============================  ==========================================================
 
@@ -38,6 +39,7 @@ class Phase(StrEnum):
     TOOL_RESULT = "tool_result"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_DECIDED = "approval_decided"
+    USER_MESSAGE = "user_message"
     DONE = "done"
 
     def __str__(self) -> str:

@@ -20,7 +20,19 @@ class AuthenticationError(ModelError):
 
 
 class ContextOverflowError(ModelError):
-    """The conversation no longer fits the model's context window."""
+    """The conversation no longer fits the model's context window.
+
+    ``window`` is the window's size in tokens when the provider said it, else ``None``.
+    """
+
+    def __init__(self, message: str, window: int | None = None):
+        super().__init__(message)
+        self.window = window
+
+
+class UnsupportedOptionError(ModelError, ValueError):
+    """A generation option the provider or model cannot honour (thinking on a model that
+    cannot think, an unknown sampling option); the message names the provider and what works."""
 
 
 class UnknownProviderError(ModelError, ValueError):

@@ -11,6 +11,7 @@ from aimu.tools.arguments import coerce_tool_arguments
 from aimu.tools.context import ToolContext
 from aimu.tools.decorator import tool
 from aimu.tools.errors import ToolArgumentError, ToolSignatureError
+from aimu.tools.groups import ToolGroup
 from aimu.tools.results import Image, ToolResult
 
 _LAZY = {"MCPClient": "aimu.tools.mcp", "MCPConnectionError": "aimu.tools.mcp"}
@@ -31,6 +32,7 @@ __all__ = [
     "MCPConnectionError",
     "ToolArgumentError",
     "ToolContext",
+    "ToolGroup",
     "ToolResult",
     "ToolSignatureError",
     "approve_all",

@@ -27,7 +27,8 @@ export interface ApprovalRecord {
 }
 
 export interface TextEvent {
-  type: 'text' | 'thinking';
+  /** `user_message`: what the user told the agent during the run, where it was delivered. */
+  type: 'text' | 'thinking' | 'user_message';
   text: string;
 }
 
@@ -125,7 +126,7 @@ function parseEvents(value: unknown, depth: number): RunEvent[] {
     if (!isObject(raw)) {
       continue;
     }
-    if (raw.type === 'text' || raw.type === 'thinking') {
+    if (raw.type === 'text' || raw.type === 'thinking' || raw.type === 'user_message') {
       events.push({ type: raw.type, text: str(raw.text) });
     } else if (raw.type === 'tool') {
       const status = str(raw.status, 'running');
@@ -187,7 +188,7 @@ export function parseRecord(data: unknown): RunRecord {
 /* ---------------------------------------------------------------- view model */
 
 export interface TextItem {
-  kind: 'text' | 'thinking';
+  kind: 'text' | 'thinking' | 'user_message';
   key: string;
   text: string;
 }

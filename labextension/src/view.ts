@@ -119,6 +119,20 @@ class ThinkingNode implements ItemNode {
   }
 }
 
+/** A message the user sent during the run, shown where the agent received it. */
+class UserMessageNode implements ItemNode {
+  readonly node = el('div', 'aimu-user-message');
+  private readonly body = el('span', 'aimu-user-message-text');
+
+  constructor() {
+    this.node.append(el('span', 'aimu-user-message-label', 'You, during the run:'), this.body);
+  }
+
+  update(item: Item): void {
+    this.body.textContent = (item as TextItem).text;
+  }
+}
+
 class ToolNode implements ItemNode {
   readonly node = el('details', 'aimu-tool');
   private readonly name = el('span', 'aimu-tool-name');
@@ -287,6 +301,8 @@ function createNode(item: Item, options: ViewOptions): ItemNode {
       return new TextNode(options);
     case 'thinking':
       return new ThinkingNode();
+    case 'user_message':
+      return new UserMessageNode();
     case 'tool':
       return new ToolNode(options);
   }

@@ -71,6 +71,20 @@ describe('RunDom', () => {
     expect(q(root, '.aimu-run-status').textContent).toBe('done');
   });
 
+  it('shows what the user told the agent where it was delivered, as text', async () => {
+    const { show, root, markdown } = setup();
+    const said = { type: 'user_message', text: 'Use <b>metric</b> units.' };
+    await show(
+      run([tool('c1', 'measure', { status: 'done', result: '3 ft' }), said, text('1 m.')])
+    );
+    const kinds = all(root, '.aimu-events > *').map(n => n.className.split(' ')[0]);
+    expect(kinds).toEqual(['aimu-tool', 'aimu-user-message', 'aimu-text']);
+    expect(q(root, '.aimu-user-message-label').textContent).toBe('You, during the run:');
+    expect(q(root, '.aimu-user-message-text').textContent).toBe('Use <b>metric</b> units.');
+    expect(q(root, '.aimu-user-message').querySelector('b')).toBeNull();
+    expect(markdown.calls.map(c => c.source)).toEqual(['1 m.']);
+  });
+
   it('re-renders only the block that grew while the answer streams', async () => {
     const { show, root, markdown } = setup();
     await show(run([text('First part.'), tool('c1', 'x', { status: 'done' }), text('Sec')]));

@@ -17,7 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 import aimu
-from aimu.batch import BatchInterrupted, BatchStats, SchemaValidationError
+from aimu.batch import BatchInterrupted, BatchStats
 from aimu.models.errors import AuthenticationError
 
 ROOT = Path(__file__).parents[2]
@@ -125,13 +125,19 @@ def test_schema_values_are_validated_instances(tickets):
     assert "value" not in frame.columns
 
 
-def test_an_answer_that_does_not_match_the_schema_fails_that_item(tickets):
+class Escalation(BaseModel):
+    label: Literal["urgent", "routine"]
+    priority: int  # the server never sends one
+
+
+def test_an_answer_that_never_matches_the_schema_fails_that_item(tickets):
     result = aimu.batch(
-        "Classify: {text}", tickets_list(2), agent=agent_for(tickets), schema=Ticket, retries=0
+        "Classify: {text}", tickets_list(2), agent=agent_for(tickets), schema=Escalation, retries=0
     )
     assert [it.status for it in result] == ["failed", "failed"]
-    assert "SchemaValidationError" in result[0].error and "Ticket" in result[0].error
-    assert issubclass(SchemaValidationError, ValueError)
+    assert "StructuredOutputError" in result[0].error and "priority" in result[0].error
+    first = tickets.wire.bodies[0]
+    assert first["response_format"]["json_schema"]["name"] == "Escalation"  # native, on the wire
 
 
 def test_dataframe_rows_fill_the_template_and_keep_their_index(tickets):

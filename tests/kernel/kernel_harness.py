@@ -210,6 +210,12 @@ class Widgets:
     def button(self, description: str) -> str | None:
         return self.find("ButtonModel", description=description)
 
+    def is_inbox_box(self, msg: dict[str, Any]) -> bool:
+        """Whether ``msg`` displays a run's "tell the agent…" box (not an approval panel)."""
+        view = msg["content"].get("data", {}).get("application/vnd.jupyter.widget-view+json")
+        state = self.states.get((view or {}).get("model_id"), {})
+        return "aimu-inbox" in state.get("_dom_classes", ())
+
 
 def kernel_env(tmp_path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIMU_")}

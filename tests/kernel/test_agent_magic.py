@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from kernel_harness import RUN_MIME
+from kernel_harness import RUN_MIME, Widgets
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -56,8 +56,8 @@ def test_a_streamed_answer_updates_one_display_throttled_and_ends_complete(kerne
         "answer = ' '.join(f'w{i}' for i in range(600))\nm = ScriptedClient([answer], delay=0.003)"
     )
     result = kernel.ok("%%agent --model m\nTalk for a while.")
-    displays = result.of_type("display_data")
-    updates = result.of_type("update_display_data")
+    displays = [m for m in result.of_type("display_data") if RUN_MIME in m["content"]["data"]]
+    updates = [m for m in result.of_type("update_display_data") if RUN_MIME in m["content"]["data"]]
     assert len(displays) == 1
     display_id = displays[0]["content"]["transient"]["display_id"]
     assert {u["content"]["transient"]["display_id"] for u in updates} == {display_id}
@@ -216,8 +216,12 @@ def test_interrupt_while_waiting_for_approval_abandons_the_panel(kernel, tmp_pat
     kernel.ok("m = ScriptedClient([call('write_file', path='w.txt', content='w'), 'after'])")
     interrupted = []
 
+    widgets = Widgets()
+
     def on_message(msg):
-        if WIDGET_VIEW in msg["content"].get("data", {}) and not interrupted:
+        widgets.see(msg)
+        data = msg["content"].get("data", {})
+        if WIDGET_VIEW in data and not widgets.is_inbox_box(msg) and not interrupted:
             interrupted.append(True)
             kernel.km.interrupt_kernel()
 

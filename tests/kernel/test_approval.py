@@ -7,9 +7,10 @@ from kernel_harness import Widgets
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def panels_shown(result) -> list:
-    """The published bundles that show an approval panel (a widget view)."""
-    return [m for m in result.displays if WIDGET_VIEW in m["content"]["data"]]
+def approve_buttons(result):
+    """The Approve buttons a run opened (the "tell the agent…" box may open other widgets)."""
+    opened = [m["content"]["data"]["state"] for m in result.of_type("comm_open")]
+    return [state for state in opened if state.get("description") == "Approve"]
 
 
 def clicker(kernel, widgets: Widgets, *actions):
@@ -27,9 +28,9 @@ def clicker(kernel, widgets: Widgets, *actions):
             or data[WIDGET_VIEW]["model_id"] in answered
         ):
             return
-        answered.add(data[WIDGET_VIEW]["model_id"])
-        if not pending:
+        if not pending or widgets.is_inbox_box(msg):
             return
+        answered.add(data[WIDGET_VIEW]["model_id"])
         action = pending.pop(0)
         if action[0] == "approve":
             kernel.click(widgets.button("Approve"))
@@ -99,7 +100,8 @@ def test_always_allow_stops_asking_for_that_tool_in_the_conversation(kernel, tmp
     second = kernel.execute("%%agent --model m --tools fs\nwrite b", on_message=widgets.see)
     assert second.status == "ok", second.error_lines
     assert (tmp_path / "b.txt").read_text() == "2"
-    assert not [m for m in second.displays if WIDGET_VIEW in m["content"]["data"]]
+    panels = [m for m in second.displays if WIDGET_VIEW in m["content"]["data"]]
+    assert not [m for m in panels if not widgets.is_inbox_box(m)]
     assert second.record["events"][0]["approval"] is None
 
 
@@ -113,7 +115,7 @@ def test_reading_tools_and_percent_tool_functions_run_without_asking(kernel, tmp
     )
     result = kernel.execute("%%agent --model m --tools fs\nread it", allow_stdin=True)
     assert result.status == "ok", result.error_lines
-    assert not panels_shown(result)
+    assert not approve_buttons(result)
     cards = result.record["events"][0:2]
     assert [c["status"] for c in cards] == ["done", "done"]
     assert "forty-two" in cards[0]["result"]
@@ -139,7 +141,7 @@ def test_headless_run_denies_gated_calls_and_records_each_decision(kernel, tmp_p
     kernel.ok("m = ScriptedClient([call('write_file', path='h.txt', content='h'), 'ok'])")
     result = kernel.execute("%%agent --model m --tools fs\nwrite", allow_stdin=False)
     assert result.status == "ok", result.error_lines
-    assert not panels_shown(result)
+    assert not approve_buttons(result)
     assert not (tmp_path / "h.txt").exists()
     card = result.record["events"][0]
     assert card["approval"]["by"] == "policy" and card["approval"]["approved"] is False
@@ -173,7 +175,7 @@ def test_approve_deny_refuses_gated_calls_even_interactively(kernel, tmp_path):
     kernel.ok("m = ScriptedClient([call('write_file', path='d.txt', content='d'), 'ok'])")
     result = kernel.execute("%%agent --model m --tools fs --approve deny\nwrite")
     assert result.status == "ok", result.error_lines
-    assert not panels_shown(result)
+    assert not approve_buttons(result)
     assert not (tmp_path / "d.txt").exists()
     assert result.record["events"][0]["status"] == "denied"
 
@@ -236,7 +238,7 @@ def test_a_python_policy_in_a_notebook_variable_decides(kernel, tmp_path):
     )
     result = kernel.execute("%%agent --model m --tools fs --approve only_notes\nwrite")
     assert result.status == "ok", result.error_lines
-    assert not panels_shown(result)
+    assert not approve_buttons(result)
     assert not (tmp_path / "x.txt").exists()
     card = result.record["events"][0]
     assert card["approval"] == {"approved": False, "reason": "notes/ only", "by": "policy"}

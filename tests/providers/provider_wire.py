@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from aimu.models.base import ModelClient, ModelEvent
+from aimu.models.base import GenerationOptions, ModelClient, ModelEvent
 
 
 @dataclass
@@ -433,9 +433,12 @@ def ollama_turn(
 
 
 async def collect(
-    client: ModelClient, messages: list[dict[str, Any]], tools: list[dict] | None = None
+    client: ModelClient,
+    messages: list[dict[str, Any]],
+    tools: list[dict] | None = None,
+    options: GenerationOptions | None = None,
 ) -> list[ModelEvent]:
-    return [event async for event in client.stream(messages, tools)]
+    return [event async for event in client.stream(messages, tools, options)]
 
 
 def tool_spec(name: str = "add", **properties: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import aimu.aio
 from aimu.models import ContextOverflowError, Phase, TextDelta, ToolCallRequest, TurnEnd
 from aimu.models.errors import ModelNotFoundError
 from aimu.models.providers import local
+from aimu.models.providers._local_prompt import GROUNDED_HINT, render
 from aimu.models.providers.local import LocalClient
 
 DETERMINISTIC = {"temperature": 0.0, "seed": 7}
@@ -201,12 +202,26 @@ def test_transcript_is_rendered_for_a_small_chat_template():
              "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]},
         {"role": "tool", "tool_call_id": "c1", "name": "add", "content": "3"},
     ]  # fmt: skip
-    prose = local._render(transcript, None)
-    assert [m["role"] for m in prose] == ["system", "user", "assistant", "user"]
-    assert all(isinstance(m["content"], str) for m in prose)
-    assert prose[3]["content"].startswith("The tool add returned: 3")
-    constrained = local._render(transcript, [add.__tool_spec__])
+    constrained = render(transcript, [add.__tool_spec__])
     assert "add" in constrained[0]["content"] and "Be kind." in constrained[0]["content"]
     assert (
         constrained[2]["content"] == '{"tool_call": {"name": "add", "arguments": {"a": 1, "b": 2}}}'
+    )
+    assert constrained[3]["content"].startswith("The tool add returned: 3")
+
+
+def test_answer_after_a_tool_call_puts_question_and_result_in_the_last_turn():
+    transcript = [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "What is 1 + 2?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "add", "content": "3"},
+    ]  # fmt: skip
+    prose = render(transcript, None)
+    assert [m["role"] for m in prose] == ["system", "user"]
+    assert prose[0]["content"].startswith("Be kind.") and GROUNDED_HINT in prose[0]["content"]
+    assert prose[1]["content"] == (
+        "What is 1 + 2?\n\nThe add tool says: 3\n\nAnswer with what the tool says."
     )

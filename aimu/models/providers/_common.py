@@ -25,19 +25,24 @@ from typing import Any, Generic, TypeVar
 
 from aimu.models.errors import (
     AuthenticationError,
-    ContextOverflowError,
     ModelConnectionError,
     ModelError,
     ModelNotFoundError,
     ProviderNotInstalledError,
     RateLimitError,
 )
+from aimu.models.providers._generation import (
+    is_unsupported_thinking,
+    overflow_error,
+    unsupported_thinking,
+)
 
 T = TypeVar("T")
 
 _OVERFLOW = re.compile(
     r"context[_ ]length[_ ]exceeded|maximum context length|context window|context length"
-    r"|prompt is too long|too many tokens|exceeds? the (?:model'?s? )?(?:context|maximum)",
+    r"|prompt is too long|too many tokens|exceeds? the (?:model'?s? )?(?:context|maximum)"
+    r"|(?:available|the) context size|exceed_context_size",
     re.IGNORECASE,
 )
 
@@ -169,15 +174,6 @@ def is_context_overflow(message: str) -> bool:
     return bool(_OVERFLOW.search(message))
 
 
-def overflow_message(model: str, detail: str) -> str:
-    """What a :class:`ContextOverflowError` says, given what the provider said."""
-    said = f": {detail}" if detail else ""
-    return (
-        f"the conversation no longer fits {model!r}'s context window{said}; start a new "
-        "conversation (agent.reset()) or shorten the input"
-    )
-
-
 def body_message(body: Any) -> str:
     """The human-readable message inside an HTTP error body, as far as one can be found."""
     if isinstance(body, dict):
@@ -251,14 +247,14 @@ def stainless_error(
             return exc
         detail = redact(body_message(exc.body) or str(exc), secrets)
         if is_context_overflow(detail):
-            return ContextOverflowError(overflow_message(model, detail))
+            return overflow_error(model, detail, body=exc.body)
         return ModelError(f"{label} reported an error while answering: {detail}")
     status = exc.status_code
     detail = redact(body_message(exc.body), secrets).strip()
     said = f": {detail}" if detail else ""
     if status < 400:  # an error event inside a stream that had started fine
         if is_context_overflow(detail):
-            return ContextOverflowError(overflow_message(model, detail))
+            return overflow_error(model, detail, body=exc.body)
         return ModelError(f"{label} reported an error while answering{said}")
     if status in (401, 403):
         return AuthenticationError(f"{label} refused the credentials (HTTP {status}); {key_hint}")
@@ -273,7 +269,9 @@ def stainless_error(
             retry_after=retry_after(exc.response.headers),
         )
     if status in (400, 413, 422) and is_context_overflow(detail):
-        return ContextOverflowError(overflow_message(model, detail))
+        return overflow_error(model, detail, body=exc.body)
+    if status in (400, 422) and is_unsupported_thinking(detail):
+        return unsupported_thinking(label, model, detail)
     if status >= 500:
         return ModelError(f"{label} failed (HTTP {status}) and the retries ran out{said}")
     return ModelError(f"{label} rejected the request (HTTP {status}){said}")

@@ -14,6 +14,10 @@ The key comes from ``api_key=``, else the variable named by ``api_key_env=``, el
 ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``) for api.anthropic.com or the
 ``ANTHROPIC_BASE_URL`` server. ``max_tokens`` defaults to 4096; ``max_retries`` and
 ``timeout`` configure the SDK; any other option is a Messages API parameter.
+``default_generate_kwargs`` are sampling options under each turn's ``generate_kwargs``. A
+``response_format`` is answered through a forced tool whose input is the answer; that input is
+streamed back as the answer text (JSON), not as a tool call (see
+:mod:`aimu.models.providers._generation`).
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ import contextlib
 import json
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
 from aimu.models.base import (
+    GenerationOptions,
     ModelClient,
     ModelEvent,
     TextDelta,
@@ -35,19 +40,19 @@ from aimu.models.base import (
     TurnEnd,
     Usage,
 )
-from aimu.models.errors import ContextOverflowError, MissingCredentialsError, ModelError
+from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
     body_message,
     env,
     import_sdk,
     is_context_overflow,
-    overflow_message,
     redact,
     split_request_options,
     ssl_context,
     stainless_error,
 )
+from aimu.models.providers._generation import anthropic_fields, overflow_error, parameters
 from aimu.models.providers._images import prepare, sees_images
 from aimu.models.providers._sse import sse_events
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
@@ -75,6 +80,7 @@ class AnthropicClient(ModelClient):
         max_retries: int = 2,
         timeout: float | None = None,
         default_headers: dict[str, str] | None = None,
+        default_generate_kwargs: Mapping[str, Any] | None = None,
         **params: Any,
     ):
         sdk = import_sdk("anthropic", "anthropic", "anthropic")
@@ -89,12 +95,16 @@ class AnthropicClient(ModelClient):
             "max_retries": max_retries,
             "timeout": timeout,
             "default_headers": default_headers,
+            "default_generate_kwargs": default_generate_kwargs,
             **params,
         }
         from anthropic.resources.messages import AsyncMessages
 
         self._params = split_request_options(params, AsyncMessages.create, _RESERVED, "anthropic")
         self._params["max_tokens"] = max_tokens
+        self._accepted = parameters(AsyncMessages.create, _RESERVED)
+        self._defaults = {"max_tokens": max_tokens, **(default_generate_kwargs or {})}
+        anthropic_fields(None, self._defaults, self._accepted, [])
         self.base_url = (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
         official = urlparse(self.base_url).hostname == "api.anthropic.com"
         self._label = "Anthropic" if official else f"the server at {self.base_url}"
@@ -114,22 +124,29 @@ class AnthropicClient(ModelClient):
         return AnthropicClient(self.model, **self._init)
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
         system, wire = self._translate(messages)
+        wire_tools = [_wire_tool(spec) for spec in tools or ()]
+        fields, answer_tool = anthropic_fields(options, self._defaults, self._accepted, wire_tools)
         request: dict[str, Any] = {
             "model": self.model,
             "messages": wire,
             "stream": True,
             **self._params,
+            **fields,
         }
         if system:
             request["system"] = system
-        if tools:
-            request["tools"] = [_wire_tool(spec) for spec in tools]
+        if wire_tools and "tools" not in request:
+            request["tools"] = wire_tools
         blocks: dict[int, dict[str, Any]] = {}
         input_tokens = output_tokens = 0
         stop_reason = "end_turn"
+        answered = False
         client = self._clients.get()
         label = self._label
         stall = Stall(self._timeout, label)
@@ -151,7 +168,10 @@ class AnthropicClient(ModelClient):
                                 yield TextDelta(text)
                         elif part == "input_json_delta":
                             stall.output()
-                            block["json"].append(field(delta, "partial_json", str, label) or "")
+                            piece = field(delta, "partial_json", str, label) or ""
+                            block["json"].append(piece)
+                            if piece and _is_answer(block["block"], answer_tool):
+                                yield TextDelta(piece)
                         elif part == "thinking_delta":
                             thinking = field(delta, "thinking", str, label)
                             if thinking:
@@ -169,7 +189,9 @@ class AnthropicClient(ModelClient):
                         }
                     elif kind == "content_block_stop":
                         block = blocks[event["index"]]["block"]
-                        if block.get("type") == "tool_use":
+                        if _is_answer(block, answer_tool):
+                            answered = True
+                        elif block.get("type") == "tool_use":
                             stall.output()
                             yield ToolCallRequest.from_json(
                                 field(block, "id", str, label) or "",
@@ -200,6 +222,11 @@ class AnthropicClient(ModelClient):
         if failure is not None:
             raise failure  # outside the handler: the SDK error (it holds the key) is not chained
         self._keep_thinking(blocks)
+        if answered and not any(
+            b["block"]["type"] == "tool_use" and not _is_answer(b["block"], answer_tool)
+            for b in blocks.values()
+        ):
+            stop_reason = "end_turn"
         yield TurnEnd(Usage(input_tokens, output_tokens), stop_reason)
 
     def _keep_thinking(self, blocks: dict[int, dict[str, Any]]) -> None:
@@ -263,7 +290,7 @@ class AnthropicClient(ModelClient):
         """An error event inside a stream that had started fine."""
         detail = redact(body_message(error) or json.dumps(error), self._secrets)
         if is_context_overflow(detail):
-            return ContextOverflowError(overflow_message(self.model, detail))
+            return overflow_error(self.model, detail, body=error)
         return ModelError(f"{self._label} reported an error while answering: {detail}")
 
     def _error(self, exc: Exception) -> BaseException:
@@ -327,6 +354,15 @@ def _wire_tool(spec: dict[str, Any]) -> dict[str, Any]:
     if function.get("description"):
         tool["description"] = function["description"]
     return tool
+
+
+def _is_answer(block: dict[str, Any], answer_tool: str | None) -> bool:
+    """Whether a content block is the forced call that carries a structured answer."""
+    return (
+        answer_tool is not None
+        and block.get("type") == "tool_use"
+        and (block.get("name") == answer_tool)
+    )
 
 
 def _tool_use(call: dict[str, Any]) -> dict[str, Any]:

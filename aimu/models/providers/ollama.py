@@ -8,7 +8,9 @@ server too. ``think``, ``keep_alive`` and ``format`` are request fields; ``tempe
 ``num_ctx``, ``seed`` and the other Ollama model options go into ``options``. The SDK does not
 retry, so this client retries HTTP 429 and 5xx itself (``max_retries``, exponential backoff
 from ``retry_backoff`` seconds) as long as nothing has been streamed yet. ``OLLAMA_API_KEY``
-(for ollama.com) is read by the SDK.
+(for ollama.com) is read by the SDK. ``default_generate_kwargs`` are sampling options under each
+turn's ``generate_kwargs`` (``max_tokens`` is Ollama's ``num_predict``); thinking maps to
+``think`` and ``response_format`` to ``format`` (see :mod:`aimu.models.providers._generation`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from aimu.models.base import (
+    GenerationOptions,
     ModelClient,
     ModelEvent,
     ThinkingDelta,
@@ -30,7 +33,6 @@ from aimu.models.base import (
 )
 from aimu.models.errors import (
     AuthenticationError,
-    ContextOverflowError,
     ModelConnectionError,
     ModelError,
     ModelNotFoundError,
@@ -45,6 +47,12 @@ from aimu.models.providers._common import (
     redact,
     root_cause,
     ssl_context,
+)
+from aimu.models.providers._generation import (
+    is_unsupported_thinking,
+    ollama_fields,
+    overflow_error,
+    unsupported_thinking,
 )
 from aimu.models.providers._images import prepare, sees_images
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
@@ -69,6 +77,7 @@ class OllamaClient(ModelClient):
         retry_backoff: float = 0.5,
         timeout: float | None = None,
         headers: dict[str, str] | None = None,
+        default_generate_kwargs: Mapping[str, Any] | None = None,
         **params: Any,
     ):
         sdk = import_sdk("ollama", "ollama", "ollama")
@@ -85,9 +94,13 @@ class OllamaClient(ModelClient):
             "retry_backoff": retry_backoff,
             "timeout": timeout,
             "headers": headers,
+            "default_generate_kwargs": default_generate_kwargs,
             **params,
         }
         known = set(sdk.Options.model_fields)
+        self._known = frozenset(known)
+        self._defaults = dict(default_generate_kwargs or {})
+        ollama_fields(None, self._defaults, known, _REQUEST_FIELDS)
         self._request: dict[str, Any] = {}
         self._options: dict[str, Any] = {}
         for name, value in params.items():
@@ -119,8 +132,12 @@ class OllamaClient(ModelClient):
         return OllamaClient(self.model, **self._init)
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
+        fields, sampling = ollama_fields(options, self._defaults, self._known, _REQUEST_FIELDS)
         request: dict[str, Any] = {
             "model": self.model,
             "messages": [
@@ -128,11 +145,12 @@ class OllamaClient(ModelClient):
             ],
             "stream": True,
             **self._request,
+            **fields,
         }
         if tools:
             request["tools"] = tools
-        if self._options:
-            request["options"] = self._options
+        if self._options or sampling:
+            request["options"] = {**self._options, **sampling}
         usage = Usage()
         stop_reason = "stop"
         calls = 0
@@ -217,10 +235,14 @@ class OllamaClient(ModelClient):
                 f"run `ollama pull {self.model}`"
             )
         if is_context_overflow(detail):
-            return ContextOverflowError(
-                f"the conversation no longer fits {self.model!r}'s context window{said}; "
-                "start a new conversation (agent.reset()) or raise num_ctx="
+            return overflow_error(
+                self.model,
+                detail,
+                window=self._options.get("num_ctx"),
+                advice="start a new conversation (agent.reset()) or raise num_ctx=",
             )
+        if status == 400 and is_unsupported_thinking(detail):
+            return unsupported_thinking(f"the Ollama server at {self.host}", self.model, detail)
         if status == 429:
             return RateLimitError(
                 f"the Ollama server at {self.host} is rate-limiting requests (HTTP 429) "

@@ -11,6 +11,8 @@ named only by ``base_url=`` (or ``@URL``) is sent no key unless given one, so an
 never travels to a third party by accident. ``max_retries`` and ``timeout`` configure the SDK
 (which retries 429 and 5xx with backoff); every other option is a Chat Completions parameter
 (``temperature``, ``max_completion_tokens``, ``reasoning_effort``, ``extra_body``...).
+``default_generate_kwargs`` are sampling options under each turn's ``generate_kwargs``; how
+thinking and ``response_format`` map is described in :mod:`aimu.models.providers._generation`.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
 from aimu.models.base import (
+    GenerationOptions,
     ModelClient,
     ModelEvent,
     ThinkingDelta,
@@ -30,19 +33,19 @@ from aimu.models.base import (
     TurnEnd,
     Usage,
 )
-from aimu.models.errors import ContextOverflowError, MissingCredentialsError, ModelError
+from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
     body_message,
     env,
     import_sdk,
     is_context_overflow,
-    overflow_message,
     redact,
     split_request_options,
     ssl_context,
     stainless_error,
 )
+from aimu.models.providers._generation import openai_fields, overflow_error, parameters
 from aimu.models.providers._images import prepare, sees_images
 from aimu.models.providers._sse import sse_events
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
@@ -68,6 +71,7 @@ class OpenAIClient(ModelClient):
         max_retries: int = 2,
         timeout: float | None = None,
         default_headers: dict[str, str] | None = None,
+        default_generate_kwargs: Mapping[str, Any] | None = None,
         **params: Any,
     ):
         sdk = import_sdk("openai", "openai", "openai")
@@ -86,8 +90,11 @@ class OpenAIClient(ModelClient):
             "max_retries": max_retries,
             "timeout": timeout,
             "default_headers": default_headers,
+            "default_generate_kwargs": default_generate_kwargs,
             **params,
         }
+        self._accepted = parameters(_create_method(), _RESERVED)
+        self._defaults = openai_fields(None, default_generate_kwargs or {}, self._accepted)
         explicit_url = base_url or short_url or None
         self.base_url = (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
         official = urlparse(self.base_url).hostname == "api.openai.com"
@@ -114,7 +121,10 @@ class OpenAIClient(ModelClient):
         return OpenAIClient(self.model, **self._init)
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
         request: dict[str, Any] = {
             "model": self.model,
@@ -122,6 +132,7 @@ class OpenAIClient(ModelClient):
             "stream": True,
             "stream_options": {"include_usage": True},
             **self._params,
+            **openai_fields(options, self._defaults, self._accepted),
         }
         if tools:
             request["tools"] = tools
@@ -197,7 +208,7 @@ class OpenAIClient(ModelClient):
         """An error event inside a stream that had started fine."""
         detail = redact(body_message(error) or json.dumps(error), self._secrets)
         if is_context_overflow(detail):
-            return ContextOverflowError(overflow_message(self.model, detail))
+            return overflow_error(self.model, detail, body=error)
         return ModelError(f"{self._label} reported an error while answering: {detail}")
 
     def _error(self, exc: Exception) -> BaseException:

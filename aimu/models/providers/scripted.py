@@ -9,8 +9,9 @@ Tests and offline teaching notebooks use it to drive the real agent loop. Each t
 - an exception instance, raised when the turn is reached;
 - a callable ``(messages, tools) -> turn`` for turns that react to what came before.
 
-Every request is recorded in :attr:`ScriptedClient.requests`, so a test can assert what the
-loop sent.
+Every request is recorded in :attr:`ScriptedClient.requests` (``messages``, ``tools`` and the
+:class:`~aimu.models.base.GenerationOptions` received as ``options``), so a test can assert
+what the loop sent.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from aimu.models.base import (
+    GenerationOptions,
     ModelClient,
     ModelEvent,
     TextDelta,
@@ -76,9 +78,14 @@ class ScriptedClient(ModelClient):
         return ScriptedClient(self.turns, model=self.model, delay=self.delay)
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
-        self.requests.append({"messages": copy.deepcopy(messages), "tools": tools})
+        self.requests.append(
+            {"messages": copy.deepcopy(messages), "tools": tools, "options": options}
+        )
         if self._next >= len(self.turns):
             raise ModelError(
                 f"the scripted model has no turn left (it was given {len(self.turns)}); "

@@ -1,0 +1,327 @@
+"""Typed events an agent run reports to an :data:`EventSink`, and two ready sinks.
+
+Chunks (:class:`~aimu.models.StreamChunk`) are what a run *shows*; events are what it
+*measures*: when a run, a model call or a tool call started and finished, how long it took,
+what it cost, how it ended. A sink is any callable taking one event, or any object with an
+``emit(event)`` method. Every event has a ``type`` string and its fields as attributes::
+
+    agent = Agent(client, tools=[...], events=lambda e: print(e.type, e.to_json()))
+
+:class:`JsonLinesSink` appends one JSON object per event to a file;
+:class:`OpenTelemetrySink` turns runs, model calls and tool calls into spans that follow the
+OpenTelemetry GenAI semantic conventions (``pip install 'aimu-jupyter[otel]'``).
+A sink that raises is logged and the run goes on: telemetry never stops an agent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import operator
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+logger = logging.getLogger("aimu.agents.events")
+_FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]]] = {}
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode
+
+
+@dataclass(slots=True)
+class Event:
+    """What every event carries: which agent and run, which model turn, and when (epoch s)."""
+
+    type: ClassVar[str] = "event"
+    agent: str
+    run_id: str
+    parent_run_id: str | None = None
+    iteration: int = 0
+    timestamp: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as a dict, ``type`` first (what :class:`JsonLinesSink` writes)."""
+        names, values = _fields_of(self)
+        return {"type": self.type, **dict(zip(names, values(self), strict=True))}
+
+
+@dataclass(slots=True)
+class RunStarted(Event):
+    """A run began: the task and the model it runs on."""
+
+    type: ClassVar[str] = "run_started"
+    task: str = ""
+    model: str = ""
+
+
+@dataclass(slots=True)
+class RunFinished(Event):
+    """A run ended. ``stop_reason``: complete, max_iterations, interrupted or error."""
+
+    type: ClassVar[str] = "run_finished"
+    stop_reason: str = "complete"
+    duration_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class ModelCallStarted(Event):
+    """A request is about to go to the model."""
+
+    type: ClassVar[str] = "model_call_started"
+    model: str = ""
+    provider: str = ""
+    message_count: int = 0
+    tool_names: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class ModelCallFinished(Event):
+    """The model's turn ended (or failed: ``error`` names why)."""
+
+    type: ClassVar[str] = "model_call_finished"
+    model: str = ""
+    provider: str = ""
+    latency_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: str = ""
+    tool_calls: int = 0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class ToolCallStarted(Event):
+    """A tool call is about to be dispatched (approval, if any, comes next)."""
+
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str = ""
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolCallFinished(Event):
+    """A tool call has its result; ``error`` is the result text when the call failed."""
+
+    type: ClassVar[str] = "tool_call_finished"
+    call_id: str = ""
+    name: str = ""
+    duration_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class ApprovalRequested(Event):
+    """The approval policy is being asked about a call."""
+
+    type: ClassVar[str] = "approval_requested"
+    call_id: str = ""
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ApprovalDecided(Event):
+    """The policy answered."""
+
+    type: ClassVar[str] = "approval_decided"
+    call_id: str = ""
+    name: str = ""
+    approved: bool = False
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class ContextCompacted(Event):
+    """The compaction policy shortened the conversation before a model turn."""
+
+    type: ClassVar[str] = "context_compacted"
+    messages_before: int = 0
+    messages_after: int = 0
+
+
+@dataclass(slots=True)
+class MessageDelivered(Event):
+    """A message put in the agent's inbox was delivered to the model as a user message."""
+
+    type: ClassVar[str] = "message_delivered"
+    text: str = ""
+
+
+class _Emits(Protocol):
+    def emit(self, event: Event) -> None: ...
+
+
+EventSink = Callable[[Event], Any] | _Emits
+
+
+def sink_function(sink: EventSink | None) -> Callable[[Event], None] | None:
+    """The one-argument function that delivers to ``sink``, never raising; ``None`` stays."""
+    if sink is None:
+        return None
+    deliver = getattr(sink, "emit", sink)
+    if not callable(deliver):
+        raise TypeError("events must be a callable sink(event) or an object with emit(event)")
+
+    def safe(event: Event) -> None:
+        try:
+            deliver(event)
+        except Exception:
+            logger.warning("event sink %r failed on %s", sink, event.type, exc_info=True)
+
+    return safe
+
+
+class JsonLinesSink:
+    """Appends each event as one JSON line to ``path`` (thread-safe).
+
+    The file is flushed at the end of every run and on :meth:`close`, so a run's lines are
+    on disk when it returns without a write call per event."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def emit(self, event: Event) -> None:
+        line = _ENCODE(event.to_json())
+        with self._lock:
+            self._file.write(line + "\n")
+            if event.type == "run_finished":
+                self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+    def __enter__(self) -> JsonLinesSink:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class OpenTelemetrySink:
+    """Spans for runs, model calls and tool calls, per the OpenTelemetry GenAI conventions.
+
+    A run is an ``invoke_agent {agent}`` span; each model call a ``chat {model}`` child with
+    ``gen_ai.request.model``, ``gen_ai.usage.*_tokens`` and ``gen_ai.response.finish_reasons``;
+    each tool call an ``execute_tool {name}`` child with ``gen_ai.tool.name`` and
+    ``gen_ai.tool.call.id``. A sub-agent's run nests under its parent's run when both report
+    to the same sink. Failures set the span status to ERROR with ``error.type``.
+    ``tracer_provider`` defaults to the global one.
+    """
+
+    def __init__(self, tracer_provider: Any = None):
+        try:
+            from opentelemetry import trace
+        except ImportError as exc:
+            raise ImportError(
+                "OpenTelemetrySink needs opentelemetry: pip install 'aimu-jupyter[otel]'"
+            ) from exc
+        self._trace = trace
+        self._tracer = trace.get_tracer("aimu", tracer_provider=tracer_provider)
+        self._runs: dict[str, Any] = {}
+        self._open: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    def emit(self, event: Event) -> None:
+        handler = getattr(self, "_on_" + event.type, None)
+        if handler is not None:
+            with self._lock:
+                handler(event)
+
+    def _child(self, run_id: str, name: str, attributes: dict[str, Any], kind: Any) -> Any:
+        parent = self._runs.get(run_id)
+        context = self._trace.set_span_in_context(parent) if parent is not None else None
+        return self._tracer.start_span(name, context=context, kind=kind, attributes=attributes)
+
+    def _on_run_started(self, event: RunStarted) -> None:
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": event.agent,
+            "gen_ai.conversation.id": event.run_id,
+        }
+        if event.model:
+            attributes["gen_ai.request.model"] = event.model.partition(":")[2] or event.model
+        parent = self._runs.get(event.parent_run_id or "")
+        context = self._trace.set_span_in_context(parent) if parent is not None else None
+        self._runs[event.run_id] = self._tracer.start_span(
+            f"invoke_agent {event.agent}", context=context, attributes=attributes
+        )
+
+    def _on_run_finished(self, event: RunFinished) -> None:
+        span = self._runs.pop(event.run_id, None)
+        if span is None:
+            return
+        span.set_attribute("gen_ai.usage.input_tokens", event.input_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", event.output_tokens)
+        span.set_attribute("aimu.stop_reason", event.stop_reason)
+        self._end(span, event.error, "AgentError")
+
+    def _on_model_call_started(self, event: ModelCallStarted) -> None:
+        self._open[(event.run_id, f"model{event.iteration}")] = self._child(
+            event.run_id,
+            f"chat {event.model}",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": event.provider,
+                "gen_ai.request.model": event.model,
+            },
+            self._trace.SpanKind.CLIENT,
+        )
+
+    def _on_model_call_finished(self, event: ModelCallFinished) -> None:
+        span = self._open.pop((event.run_id, f"model{event.iteration}"), None)
+        if span is None:
+            return
+        span.set_attribute("gen_ai.response.model", event.model)
+        span.set_attribute("gen_ai.usage.input_tokens", event.input_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", event.output_tokens)
+        if event.stop_reason:
+            span.set_attribute("gen_ai.response.finish_reasons", (event.stop_reason,))
+        self._end(span, event.error, "ModelError")
+
+    def _on_tool_call_started(self, event: ToolCallStarted) -> None:
+        self._open[(event.run_id, event.call_id)] = self._child(
+            event.run_id,
+            f"execute_tool {event.name}",
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": event.name,
+                "gen_ai.tool.call.id": event.call_id,
+                "gen_ai.tool.type": "function",
+            },
+            self._trace.SpanKind.INTERNAL,
+        )
+
+    def _on_tool_call_finished(self, event: ToolCallFinished) -> None:
+        span = self._open.pop((event.run_id, event.call_id), None)
+        if span is not None:
+            self._end(span, event.error, "ToolError")
+
+    def _end(self, span: Any, error: str | None, error_type: str) -> None:
+        if error:
+            from opentelemetry.trace import Status, StatusCode
+
+            span.set_attribute("error.type", error_type)
+            span.set_status(Status(StatusCode.ERROR, error[:500]))
+        span.end()
+
+
+def _fields_of(event: Event) -> tuple[tuple[str, ...], Callable[[Any], tuple]]:
+    """An event class's field names and a getter of their values, computed once."""
+    kind = type(event)
+    cached = _FIELDS.get(kind)
+    if cached is None:
+        names = tuple(f.name for f in dataclasses.fields(kind))
+        cached = _FIELDS[kind] = (names, operator.attrgetter(*names))
+    return cached

@@ -1,0 +1,129 @@
+"""Tool groups: tools an agent holds but does not advertise until it loads them.
+
+Every tool's schema is sent on every model call. A :class:`ToolGroup` costs one line instead:
+an agent given groups carries a ``load_tools`` tool whose description lists each group's name
+and description; once the model loads a group, its tools are offered from the next turn on.
+A 50-tool MCP server is one line of context until the model needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from aimu.tools.decorator import tool
+
+LOAD_TOOLS = "load_tools"
+
+
+@dataclass(frozen=True)
+class ToolGroup:
+    """A named set of tools an agent can load on demand.
+
+    ``description`` is the one line the model chooses by; ``tools`` the tool functions
+    (``@tool``-decorated, factory-made or MCP wrappers, e.g. ``client.as_tools()``).
+    """
+
+    name: str
+    description: str
+    tools: Sequence[Callable]
+
+    def __post_init__(self) -> None:
+        if (
+            not isinstance(self.name, str)
+            or not self.name.strip()
+            or self.name != self.name.strip()
+        ):
+            raise ValueError(
+                f"a ToolGroup needs a non-empty name without padding, not {self.name!r}"
+            )
+        if not isinstance(self.description, str):
+            raise TypeError(f"ToolGroup {self.name!r}: description must be a string")
+        if callable(self.tools) or isinstance(self.tools, str | bytes):
+            raise TypeError(f"ToolGroup {self.name!r}: tools must be a list of tools")
+        tools = tuple(self.tools)
+        for fn in tools:
+            if getattr(fn, "__tool_spec__", None) is None:
+                raise TypeError(
+                    f"ToolGroup {self.name!r}: {getattr(fn, '__name__', fn)!r} is not a tool; "
+                    "decorate it with @aimu.tool"
+                )
+        object.__setattr__(self, "tools", tools)
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [fn.__tool_spec__["function"]["name"] for fn in self.tools]
+
+
+def check_groups(groups: Iterable[ToolGroup] | None, label: str = "tool_groups") -> list[ToolGroup]:
+    """``groups`` as a list, refusing anything that is not a list of uniquely named groups."""
+    if groups is None:
+        return []
+    if isinstance(groups, ToolGroup) or not isinstance(groups, list | tuple):
+        raise TypeError(f"{label} must be a list of ToolGroup")
+    seen: set[str] = set()
+    for group in groups:
+        if not isinstance(group, ToolGroup):
+            raise TypeError(f"{label} must contain only ToolGroup values, not {group!r}")
+        if group.name in seen:
+            raise ValueError(f"{label} names the group {group.name!r} twice")
+        seen.add(group.name)
+    return list(groups)
+
+
+class GroupLoader:
+    """One agent's groups and what it has loaded; never shared between agents.
+
+    :attr:`tool` is the ``load_tools`` tool to offer; :attr:`loaded` maps the names of the
+    tools loaded so far to the tools. A loaded tool whose name is already taken (by the
+    agent's own tools or an earlier group) is skipped and reported, never shadowing.
+    """
+
+    def __init__(self, groups: Sequence[ToolGroup], taken: Callable[[], Iterable[str]]):
+        self.groups = {group.name: group for group in groups}
+        self.loaded: dict[str, Callable] = {}
+        self._done: set[str] = set()
+        self._taken = taken
+        self.tool = self._make_tool()
+
+    def load(self, group: str) -> str:
+        """Load ``group``; the text the model reads."""
+        chosen = self.groups.get(group)
+        if chosen is None:
+            return f"Unknown tool group {group!r}. Groups: {', '.join(self.groups)}."
+        if group in self._done:
+            return f"Tool group {group!r} is already loaded: {', '.join(chosen.tool_names)}."
+        taken = set(self._taken()) | set(self.loaded)
+        added, skipped = [], []
+        for fn, name in zip(chosen.tools, chosen.tool_names, strict=True):
+            if name in taken:
+                skipped.append(name)
+            else:
+                self.loaded[name] = fn
+                added.append(name)
+        self._done.add(group)
+        text = (
+            f"Loaded tool group {group!r}: {', '.join(added) or 'no new tools'}. "
+            "They are available from your next turn."
+        )
+        if skipped:
+            text += f" Skipped (a tool of that name already exists): {', '.join(skipped)}."
+        return text
+
+    def _make_tool(self) -> Callable:
+        names = tuple(self.groups)
+        listing = "\n".join(f"- {g.name}: {g.description}" for g in self.groups.values())
+
+        def load_tools(group: str) -> str:
+            return self.load(group)
+
+        load_tools.__annotations__ = {"group": Literal[names], "return": str}
+
+        load_tools.__doc__ = (
+            "Load a group of tools you do not have yet; its tools are offered to you from your "
+            f"next turn on. Groups:\n{listing}\n\nArgs:\n    group: The name of the group to load."
+        )
+        fn = tool(name=LOAD_TOOLS)(load_tools)
+        fn.__tool_read_only__ = True
+        return fn
