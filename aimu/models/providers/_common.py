@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, Generic, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from aimu.models.errors import (
     AuthenticationError,
@@ -114,6 +115,32 @@ def ssl_context() -> ssl.SSLContext:
     import httpx
 
     return httpx.create_ssl_context()
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@`` part, and that pair (``None`` when it has none).
+
+    The pair is sent as HTTP basic auth, as it would have been from the URL; keeping it out of
+    the URL keeps it out of the SDKs' and httpx's request logs and of every message.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=hostport)), (unquote(user), unquote(password))
+
+
+def shown_url(url: str | None) -> str | None:
+    """``url`` as it may be shown: a password in it replaced by ``***``."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
 
 
 def import_sdk(module: str, extra: str, provider: str) -> ModuleType:

@@ -12,8 +12,9 @@ API requires when extended thinking and tools are combined.
 
 The key comes from ``api_key=``, else the variable named by ``api_key_env=``, else
 ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``) for api.anthropic.com or the
-``ANTHROPIC_BASE_URL`` server. ``max_tokens`` defaults to 4096; ``max_retries`` and
-``timeout`` configure the SDK; any other option is a Messages API parameter.
+``ANTHROPIC_BASE_URL`` server. ``max_tokens`` defaults to 4096; ``timeout`` (seconds, default
+120) ends a turn whose stream produces no output for that long (``ping`` events do not count);
+``max_retries`` configures the SDK; any other option is a Messages API parameter.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from aimu.models.providers._common import (
     is_context_overflow,
     overflow_message,
     redact,
+    split_credentials,
     split_request_options,
     ssl_context,
     stainless_error,
@@ -94,11 +96,13 @@ class AnthropicClient(ModelClient):
 
         self._params = split_request_options(params, AsyncMessages.create, _RESERVED, "anthropic")
         self._params["max_tokens"] = max_tokens
-        self.base_url = (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        self.base_url, login = split_credentials(
+            (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        )
         official = urlparse(self.base_url).hostname == "api.anthropic.com"
         self._label = "Anthropic" if official else f"the server at {self.base_url}"
         credentials, self._key_hint = _resolve_credentials(api_key, api_key_env, base_url, official)
-        self._secrets = tuple(credentials.values())
+        self._secrets = (*credentials.values(), *(login or ()))
         options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
         if timeout is not None:
             options["timeout"] = timeout
@@ -106,7 +110,9 @@ class AnthropicClient(ModelClient):
             options["default_headers"] = default_headers
         self._sdk = sdk
         self._timeout = stall_timeout(timeout)
-        self._clients = PerLoop(_sdk_client, **(credentials or {"api_key": _NO_KEY}), **options)
+        self._clients = PerLoop(
+            _sdk_client, login=login, **(credentials or {"api_key": _NO_KEY}), **options
+        )
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
     def clone(self) -> AnthropicClient:
@@ -286,11 +292,11 @@ class AnthropicClient(ModelClient):
         )
 
 
-def _sdk_client(**options: Any) -> Any:
-    """An ``AsyncAnthropic`` on the process's shared TLS context."""
+def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
+    """An ``AsyncAnthropic`` on the process's shared TLS context (``login``: basic auth)."""
     import anthropic
 
-    http_client = anthropic.DefaultAsyncHttpxClient(verify=ssl_context())
+    http_client = anthropic.DefaultAsyncHttpxClient(verify=ssl_context(), auth=login)
     return anthropic.AsyncAnthropic(http_client=http_client, **options)
 
 

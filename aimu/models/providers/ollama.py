@@ -7,8 +7,9 @@ Everything after ``ollama:`` is the model id, colons included; ``ollama:MODEL@UR
 server too. ``think``, ``keep_alive`` and ``format`` are request fields; ``temperature``,
 ``num_ctx``, ``seed`` and the other Ollama model options go into ``options``. The SDK does not
 retry, so this client retries HTTP 429 and 5xx itself (``max_retries``, exponential backoff
-from ``retry_backoff`` seconds) as long as nothing has been streamed yet. ``OLLAMA_API_KEY``
-(for ollama.com) is read by the SDK.
+from ``retry_backoff`` seconds) as long as nothing has been streamed yet. ``timeout`` (seconds,
+default 120) ends a turn that produces no output for that long, blank keep-alive lines aside;
+mind a large model's load time. ``OLLAMA_API_KEY`` (for ollama.com) is read by the SDK.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ from aimu.models.providers._common import (
     is_context_overflow,
     redact,
     root_cause,
+    shown_url,
+    split_credentials,
     ssl_context,
 )
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
@@ -101,17 +104,20 @@ class OllamaClient(ModelClient):
                 )
         from ollama._client import _parse_host
 
-        self.host = _parse_host(self._init["host"] or env("OLLAMA_HOST"))
+        host, login = split_credentials(self._init["host"] or env("OLLAMA_HOST") or "")
+        self.host = _parse_host(host or None)
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self._timeout = stall_timeout(timeout)
-        self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values())
-        self._clients = PerLoop(_sdk_client, host=self.host, timeout=timeout, headers=headers)
+        self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values(), *(login or ()))
+        self._clients = PerLoop(
+            _sdk_client, login=login, host=self.host, timeout=timeout, headers=headers
+        )
 
     @property
     def name(self) -> str:
         """``ollama:MODEL``, with ``@URL`` when the server was named in code."""
-        url = self._init["host"]
+        url = shown_url(self._init["host"])
         return f"ollama:{self.model}@{url}" if url else f"ollama:{self.model}"
 
     def clone(self) -> OllamaClient:
@@ -263,11 +269,11 @@ def _error_text(body: Any) -> str:
     return body_message(body)
 
 
-def _sdk_client(**options: Any) -> Any:
-    """An ollama ``AsyncClient`` on the process's shared TLS context."""
+def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
+    """An ollama ``AsyncClient`` on the process's shared TLS context (``login``: basic auth)."""
     import ollama
 
-    return ollama.AsyncClient(verify=ssl_context(), **options)
+    return ollama.AsyncClient(verify=ssl_context(), auth=login, **options)
 
 
 def _wire_message(message: dict[str, Any]) -> dict[str, Any]:

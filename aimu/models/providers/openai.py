@@ -8,9 +8,11 @@
 The key comes from ``api_key=``, else the variable named by ``api_key_env=``, else
 ``OPENAI_API_KEY`` when talking to api.openai.com or to the ``OPENAI_BASE_URL`` server. A server
 named only by ``base_url=`` (or ``@URL``) is sent no key unless given one, so an OpenAI key
-never travels to a third party by accident. ``max_retries`` and ``timeout`` configure the SDK
-(which retries 429 and 5xx with backoff); every other option is a Chat Completions parameter
-(``temperature``, ``max_completion_tokens``, ``reasoning_effort``, ``extra_body``...).
+never travels to a third party by accident. ``timeout`` (seconds, default 120) ends a turn
+whose stream produces no text, thinking or tool-call output for that long; ``max_retries``
+configures the SDK (which retries 429 and 5xx with backoff); every other option is a Chat
+Completions parameter (``temperature``, ``max_completion_tokens``, ``reasoning_effort``...). A
+``user:password@`` in the URL is sent as basic auth and shown as ``user:***@``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from aimu.models.providers._common import (
     is_context_overflow,
     overflow_message,
     redact,
+    shown_url,
+    split_credentials,
     split_request_options,
     ssl_context,
     stainless_error,
@@ -88,11 +92,13 @@ class OpenAIClient(ModelClient):
             **params,
         }
         explicit_url = base_url or short_url or None
-        self.base_url = (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        self.base_url, login = split_credentials(
+            (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        )
         official = urlparse(self.base_url).hostname == "api.openai.com"
         self._label = "OpenAI" if official else f"the server at {self.base_url}"
         key, self._key_hint = _resolve_key(api_key, api_key_env, explicit_url, official)
-        self._secrets = (key,)
+        self._secrets = (key, *(login or ()))
         self._params = split_request_options(params, _create_method(), _RESERVED, "openai")
         options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
         if timeout is not None:
@@ -101,12 +107,12 @@ class OpenAIClient(ModelClient):
             options["default_headers"] = default_headers
         self._sdk = sdk
         self._timeout = stall_timeout(timeout)
-        self._clients = PerLoop(_sdk_client, api_key=key or _NO_KEY, **options)
+        self._clients = PerLoop(_sdk_client, login=login, api_key=key or _NO_KEY, **options)
 
     @property
     def name(self) -> str:
         """``openai:MODEL``, with ``@URL`` when the server was named in code."""
-        url = self._init["base_url"]
+        url = shown_url(self._init["base_url"])
         return f"openai:{self.model}@{url}" if url else f"openai:{self.model}"
 
     def clone(self) -> OpenAIClient:
@@ -211,11 +217,11 @@ class OpenAIClient(ModelClient):
         )
 
 
-def _sdk_client(**options: Any) -> Any:
-    """An ``AsyncOpenAI`` on the process's shared TLS context."""
+def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
+    """An ``AsyncOpenAI`` on the process's shared TLS context (``login``: basic auth)."""
     import openai
 
-    http_client = openai.DefaultAsyncHttpxClient(verify=ssl_context())
+    http_client = openai.DefaultAsyncHttpxClient(verify=ssl_context(), auth=login)
     return openai.AsyncOpenAI(http_client=http_client, **options)
 
 
