@@ -10,7 +10,9 @@ interleaved, all in the same run:
   ``Agent`` per run on one client, and with one ``Agent`` reused (reset between runs);
 - the floor: two streamed ``chat.completions.create`` calls on one reused sync ``openai.OpenAI``.
 
-    .venv/bin/python bench/bench_agent_runs.py [--runs 300] [--rounds 3]
+    .venv/bin/python bench/bench_agent_runs.py [--runs 300] [--rounds 3] [--ours TREE]
+
+``--ours`` measures another checkout as ours (e.g. an export of main, for before/after).
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_providers import PEER_PYTHON, ensure_peer
+
 ROOT = Path(__file__).resolve().parent.parent
 WIRE = ROOT / "tests" / "providers" / "provider_wire.py"
-PEER = ROOT / "bench" / ".venvs" / "aimu038"
-PEER_PYTHON = PEER / "bin" / "python"
 WARMUP = 20
 
 TOOL = '''
@@ -53,52 +55,37 @@ def measure(run_once):
     return times
 """
 
-OURS = (
+AGENT_RUNS = (
     """
 import json, sys, time
 import aimu
-from aimu import tool
+{imports}
 mode, url, runs, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 """
     + TOOL
     + TIMER
     + """
-client = aimu.client(f"openai:wire-model@{url}/v1")
-reused = aimu.Agent(client, system_message="Be brief.", tools=[add])
-
-def new_agent():
-    return aimu.Agent(client, system_message="Be brief.", tools=[add]).run("What is 40 + 2?")
-
-def reused_agent():
-    reused.reset()
-    return reused.run("What is 40 + 2?")
-
-print(json.dumps(measure(new_agent if mode == "new" else reused_agent)))
-"""
-)
-
-PEER_RUNS = (
-    """
-import json, sys, time
-import aimu
-from aimu.agents import Agent
-from aimu.tools import tool
-mode, url, runs, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-"""
-    + TOOL
-    + TIMER
-    + """
-client = aimu.client(f"openai-compat:wire-model@{url}/v1")
+client = aimu.client(f"{spec}:wire-model@{{url}}/v1")
 reused = Agent(client, system_message="Be brief.", tools=[add])
 
 def new_agent():
     return Agent(client, system_message="Be brief.", tools=[add]).run("What is 40 + 2?")
 
 def reused_agent():
+    {reset}
     return reused.run("What is 40 + 2?")
 
 print(json.dumps(measure(new_agent if mode == "new" else reused_agent)))
 """
+)
+# aimu 0.38's Agent with a system message starts each run afresh; ours keeps the conversation.
+OURS = AGENT_RUNS.format(
+    imports="from aimu import Agent, tool", spec="openai", reset="reused.reset()"
+)
+PEER_RUNS = AGENT_RUNS.format(
+    imports="from aimu.agents import Agent\nfrom aimu.tools import tool",
+    spec="openai-compat",
+    reset="pass",
 )
 
 FLOOR = (
@@ -133,23 +120,11 @@ print(json.dumps(measure(two_calls)))
 )
 
 
-def ensure_peer() -> None:
-    """Create the aimu 0.38 venv (with its openai extra) unless it exists; under a lock."""
-    lock = PEER.parent / "aimu038.lock"
-    PEER.parent.mkdir(parents=True, exist_ok=True)
-    script = (
-        f'if ! "{PEER_PYTHON}" -I -c "import aimu, openai" 2>/dev/null; then '
-        f'python3 -m venv "{PEER}" && "{PEER / "bin" / "pip"}" install -q '
-        f'"aimu[openai-compat]==0.38.0"; fi'
-    )
-    subprocess.run(["flock", str(lock), "-c", script], check=True)
-
-
-def run(python: str, code: str, *args: str, ours: bool = False) -> list[float]:
-    """Run ``code`` in its own process: ours imports this tree, the peer only its venv."""
+def run(python: str, code: str, *args: str, ours: Path | None = None) -> list[float]:
+    """Run ``code`` in its own process: ours imports the ``ours`` tree, the peer its venv."""
     if ours:
         command = [python, "-c", code, *args]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(ours)}
     else:
         command = [python, "-I", "-c", code, *args]
         env = None
@@ -175,6 +150,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--ours", type=Path, default=ROOT, help="the aimu source tree measured as ours"
+    )
     args = parser.parse_args()
     ensure_peer()
     wire = subprocess.Popen(
@@ -191,9 +169,11 @@ def main() -> None:
     try:
         for _ in range(args.rounds):
             for mode in ("new", "reused"):
-                rows[f"ours {mode}"] += run(sys.executable, OURS, mode, url, *counts, ours=True)
+                rows[f"ours {mode}"] += run(
+                    sys.executable, OURS, mode, url, *counts, ours=args.ours
+                )
                 rows[f"peer {mode}"] += run(str(PEER_PYTHON), PEER_RUNS, mode, url, *counts)
-            rows["floor"] += run(sys.executable, FLOOR, "floor", url, *counts, ours=True)
+            rows["floor"] += run(sys.executable, FLOOR, "floor", url, *counts, ours=ROOT)
     finally:
         wire.terminate()
         wire.wait()

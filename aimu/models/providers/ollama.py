@@ -24,7 +24,6 @@ from typing import Any
 from aimu.models.base import (
     ModelClient,
     ModelEvent,
-    ThinkingDelta,
     ToolCallRequest,
     TurnEnd,
     Usage,
@@ -49,7 +48,14 @@ from aimu.models.providers._common import (
     split_credentials,
     ssl_context,
 )
-from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
+from aimu.models.providers._stream import (
+    Stall,
+    field,
+    json_object,
+    malformed,
+    output,
+    stall_timeout,
+)
 from aimu.models.providers._think import ThinkSplitter
 
 _REQUEST_FIELDS = ("think", "keep_alive", "format", "logprobs", "top_logprobs")
@@ -162,14 +168,9 @@ class OllamaClient(ModelClient):
                         started = True
                         message = field(part, "message", dict, label) or {}
                         thinking = field(message, "thinking", str, label)
-                        if thinking:
-                            stall.output()
-                            yield ThinkingDelta(thinking)
                         content = field(message, "content", str, label)
-                        if content:
-                            stall.output()
-                            for event in splitter.feed(content):
-                                yield event
+                        for event in output(stall, splitter, thinking, content):
+                            yield event
                         for call in field(message, "tool_calls", list, label) or ():
                             stall.output()
                             function = field(call, "function", dict, label) or {}

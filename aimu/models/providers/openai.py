@@ -27,7 +27,6 @@ from urllib.parse import urlparse
 from aimu.models.base import (
     ModelClient,
     ModelEvent,
-    ThinkingDelta,
     ToolCallRequest,
     TurnEnd,
     Usage,
@@ -48,7 +47,14 @@ from aimu.models.providers._common import (
     stainless_error,
 )
 from aimu.models.providers._sse import sse_events
-from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
+from aimu.models.providers._stream import (
+    Stall,
+    field,
+    json_object,
+    malformed,
+    output,
+    stall_timeout,
+)
 from aimu.models.providers._think import ThinkSplitter
 
 OFFICIAL_URL = "https://api.openai.com/v1"
@@ -166,14 +172,9 @@ class OpenAIClient(ModelClient):
                     reasoning = field(delta, "reasoning_content", str, label) or field(
                         delta, "reasoning", str, label
                     )
-                    if reasoning:
-                        stall.output()
-                        yield ThinkingDelta(reasoning)
                     content = field(delta, "content", str, label)
-                    if content:
-                        stall.output()
-                        for event in splitter.feed(content):
-                            yield event
+                    for event in output(stall, splitter, reasoning, content):
+                        yield event
                     fragments = field(delta, "tool_calls", list, label)
                     if fragments:
                         stall.output()
