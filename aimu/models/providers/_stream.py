@@ -15,9 +15,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
-from aimu.models.base import ModelEvent, ThinkingDelta
 from aimu.models.errors import ModelConnectionError, ModelError
-from aimu.models.providers._think import ThinkSplitter
 
 T = TypeVar("T")
 
@@ -77,20 +75,6 @@ class Stall:
             f"{self.label} sent no output for {self.timeout:g} s, so the answer was abandoned; "
             "try again, or pass a longer timeout= when building the client"
         )
-
-
-def output(
-    stall: Stall, splitter: ThinkSplitter, thinking: str | None, text: str | None
-) -> list[ModelEvent]:
-    """The events for one chunk's reasoning and text (through ``splitter``); any is output."""
-    events: list[ModelEvent] = []
-    if thinking:
-        events.append(ThinkingDelta(thinking))
-    if text:
-        events += splitter.feed(text)
-    if thinking or text:
-        stall.output()
-    return events
 
 
 def json_object(data: str, label: str) -> dict[str, Any]:

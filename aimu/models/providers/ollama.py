@@ -48,14 +48,7 @@ from aimu.models.providers._common import (
     split_credentials,
     ssl_context,
 )
-from aimu.models.providers._stream import (
-    Stall,
-    field,
-    json_object,
-    malformed,
-    output,
-    stall_timeout,
-)
+from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
 
 _REQUEST_FIELDS = ("think", "keep_alive", "format", "logprobs", "top_logprobs")
@@ -169,7 +162,7 @@ class OllamaClient(ModelClient):
                         message = field(part, "message", dict, label) or {}
                         thinking = field(message, "thinking", str, label)
                         content = field(message, "content", str, label)
-                        for event in output(stall, splitter, thinking, content):
+                        for event in stall.events(splitter, thinking, content):
                             yield event
                         for call in field(message, "tool_calls", list, label) or ():
                             stall.output()

@@ -47,14 +47,7 @@ from aimu.models.providers._common import (
     stainless_error,
 )
 from aimu.models.providers._sse import sse_events
-from aimu.models.providers._stream import (
-    Stall,
-    field,
-    json_object,
-    malformed,
-    output,
-    stall_timeout,
-)
+from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
 
 OFFICIAL_URL = "https://api.openai.com/v1"
@@ -173,7 +166,7 @@ class OpenAIClient(ModelClient):
                         delta, "reasoning", str, label
                     )
                     content = field(delta, "content", str, label)
-                    for event in output(stall, splitter, reasoning, content):
+                    for event in stall.events(splitter, reasoning, content):
                         yield event
                     fragments = field(delta, "tool_calls", list, label)
                     if fragments:
