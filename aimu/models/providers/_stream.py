@@ -15,7 +15,9 @@ import math
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
+from aimu.models.base import ModelEvent, ThinkingDelta
 from aimu.models.errors import ModelConnectionError, ModelError
+from aimu.models.providers._think import ThinkSplitter
 
 T = TypeVar("T")
 
@@ -47,6 +49,19 @@ class Stall:
     def output(self) -> None:
         """The stream produced output: the deadline moves on."""
         self._deadline = self._loop.time() + self.timeout
+
+    def events(
+        self, splitter: ThinkSplitter, thinking: str | None, text: str | None
+    ) -> list[ModelEvent]:
+        """The events for one chunk's reasoning and text (through ``splitter``): output."""
+        events: list[ModelEvent] = []
+        if thinking:
+            events.append(ThinkingDelta(thinking))
+        if text:
+            events += splitter.feed(text)
+        if thinking or text:
+            self.output()
+        return events
 
     async def wait(self, awaitable: Awaitable[T]) -> T:
         """Await ``awaitable`` (the request, one read) unless the deadline passes first."""
