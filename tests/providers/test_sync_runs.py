@@ -222,3 +222,29 @@ def test_the_interpreter_exits_promptly_without_warnings(how):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["The answer is 42."] * 3 + ["exiting"]
     assert done.stderr == ""
+
+
+def test_ctrl_c_during_a_sync_run_inside_a_running_loop_keeps_the_transcript_valid(
+    agent_server, sigint
+):
+    """The notebook path: the run is on the worker thread, Ctrl-C reaches the caller's."""
+
+    @aimu.tool
+    def press_ctrl_c() -> str:
+        """Simulates the user pressing Ctrl-C while this tool runs."""
+        os.kill(os.getpid(), signal.SIGINT)
+        return "finished anyway"
+
+    agent_server.script(openai_turn("", [("c1", "press_ctrl_c", "{}")]))
+    agent = aimu.Agent(openai_client(agent_server), tools=[press_ctrl_c, add])
+
+    async def cell(task: str) -> str:
+        # a kernel's SIGINT handler raises KeyboardInterrupt in the cell, as this one does
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        return agent.run(task)
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(cell("go"))
+    roles = [m["role"] for m in agent.messages]
+    assert roles[:3] == ["user", "assistant", "tool"] and roles[-1] == "assistant"
+    assert asyncio.run(cell("What is 40 + 2?")) == "The answer is 42."
