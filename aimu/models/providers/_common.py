@@ -1,4 +1,4 @@
-"""What the SDK-backed providers share: lazy SDK imports, credentials, options, error mapping.
+"""What the SDK-backed providers share: SDK imports and clients, credentials, error mapping.
 
 Error messages built here never contain a credential: every text that came from a server or
 an SDK passes through :func:`redact` with the client's secrets before it is shown, and the
