@@ -10,6 +10,9 @@ interleaved, all in the same run:
   ``Agent`` per run on one client, and with one ``Agent`` reused (reset between runs);
 - the floor: two streamed ``chat.completions.create`` calls on one reused sync ``openai.OpenAI``.
 
+Wall time is the figure; the client process's CPU time is printed beside it, since on a busy
+machine the wall time of a streamed turn (a dozen separate writes) varies with scheduling.
+
     .venv/bin/python bench/bench_agent_runs.py [--runs 300] [--rounds 3] [--ours TREE]
 
 ``--ours`` measures another checkout as ours (e.g. an export of main, for before/after).
@@ -47,10 +50,10 @@ TIMER = """
 def measure(run_once):
     times = []
     for i in range(runs + WARMUP):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         answer = run_once()
         if i >= WARMUP:
-            times.append(time.perf_counter() - start)
+            times.append((time.perf_counter() - start, time.process_time() - cpu))
     assert "42" in answer, answer
     return times
 """
@@ -120,8 +123,11 @@ print(json.dumps(measure(two_calls)))
 )
 
 
-def run(python: str, code: str, *args: str, ours: Path | None = None) -> list[float]:
-    """Run ``code`` in its own process: ours imports the ``ours`` tree, the peer its venv."""
+def run(python: str, code: str, *args: str, ours: Path | None = None) -> list[list[float]]:
+    """Run ``code`` in its own process: ours imports the ``ours`` tree, the peer its venv.
+
+    Each run gives ``[wall seconds, CPU seconds of the client process]``.
+    """
     if ours:
         command = [python, "-c", code, *args]
         env = {**os.environ, "PYTHONPATH": str(ours)}
@@ -134,15 +140,16 @@ def run(python: str, code: str, *args: str, ours: Path | None = None) -> list[fl
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def median_ms(times: list[float]) -> float:
-    return statistics.median(times) * 1000
+def median_ms(rows: list[list[float]], column: int = 0) -> float:
+    return statistics.median(row[column] for row in rows) * 1000
 
 
-def summary(times: list[float]) -> str:
-    ms = sorted(t * 1000 for t in times)
+def summary(rows: list[list[float]]) -> str:
+    ms = sorted(row[0] * 1000 for row in rows)
     p90 = ms[int(len(ms) * 0.9)]
     return (
-        f"median {statistics.median(ms):7.2f} ms  mean {statistics.fmean(ms):7.2f}  p90 {p90:7.2f}"
+        f"median {statistics.median(ms):7.2f} ms  mean {statistics.fmean(ms):7.2f}  "
+        f"p90 {p90:7.2f}  CPU median {median_ms(rows, 1):6.2f} ms"
     )
 
 
@@ -163,7 +170,7 @@ def main() -> None:
     )
     url = wire.stdout.readline().strip()
     counts = (str(args.runs), str(WARMUP))
-    rows: dict[str, list[float]] = {
+    rows: dict[str, list[list[float]]] = {
         name: [] for name in ("ours new", "peer new", "ours reused", "peer reused", "floor")
     }
     try:
@@ -190,13 +197,15 @@ def main() -> None:
     }
     for key, label in labels.items():
         print(f"  {label:30} {summary(rows[key])}")
-    floor = median_ms(rows["floor"])
-    for mode in ("new", "reused"):
-        ours, peer = median_ms(rows[f"ours {mode}"]), median_ms(rows[f"peer {mode}"])
-        print(
-            f"  {mode:6}: aimu 0.38 / ours = {peer / ours:5.2f}x   "
-            f"ours - floor = {ours - floor:+6.2f} ms   ours / floor = {ours / floor:5.2f}x"
-        )
+    for column, what in ((0, "wall"), (1, "CPU ")):
+        floor = median_ms(rows["floor"], column)
+        for mode in ("new", "reused"):
+            ours = median_ms(rows[f"ours {mode}"], column)
+            peer = median_ms(rows[f"peer {mode}"], column)
+            print(
+                f"  {what} {mode:6}: aimu 0.38 / ours = {peer / ours:5.2f}x   "
+                f"ours - floor = {ours - floor:+6.2f} ms   ours / floor = {ours / floor:5.2f}x"
+            )
 
 
 if __name__ == "__main__":

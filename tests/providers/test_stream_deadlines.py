@@ -43,8 +43,8 @@ def client_for(provider: str, server: WireServer, **options):
 def keep_alives(provider: str) -> Reply:
     """Headers, then keep-alives every 0.1 s until the client hangs up."""
     if provider == "openai":
-        first = [b": ping\n\n", b"data: " + json.dumps(openai_chunk({})).encode() + b"\n\n"]
-        forever = itertools.chain(first, itertools.cycle([b": keep-alive\n\n", first[1]]))
+        empty = [b"data: " + json.dumps(openai_chunk(d)).encode() + b"\n\n" for d in ({}, None)]
+        forever = itertools.cycle([b": ping\n\n", *empty, b'data: {"choices": []}\n\n'])
         return Reply(pieces=forever, content_type="text/event-stream", interval=0.1)
     if provider == "anthropic":
         start = anthropic_turn("x").pieces[0]
