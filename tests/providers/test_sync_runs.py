@@ -122,6 +122,24 @@ def test_runs_from_several_threads_work_and_each_thread_keeps_its_connection(age
     assert agent_server.connections <= 3
 
 
+def test_a_finished_thread_s_loop_and_connection_are_closed_when_another_thread_starts(
+    agent_server,
+):
+    client = openai_client(agent_server)
+
+    def work() -> None:
+        assert aimu.Agent(client, tools=[add]).run("40 + 2?") == "The answer is 42."
+
+    first = threading.Thread(target=work)
+    first.start()
+    first.join()
+    second = threading.Thread(target=work)
+    second.start()
+    second.join()
+    assert agent_server.hung_up.acquire(timeout=10)  # the first thread's, closed by the second
+    assert agent_server.connections == 2
+
+
 async def test_sync_runs_inside_a_running_loop_reuse_their_worker_and_connection(agent_server):
     agent = aimu.Agent(openai_client(agent_server), tools=[add])
     assert [agent.run("40 + 2?") for _ in range(3)] == ["The answer is 42."] * 3
