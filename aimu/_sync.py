@@ -77,9 +77,10 @@ def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
                 return
             yield item
     finally:
-        # Left unfinished at exit or dropped in another thread, it is closed with its loop.
+        # Dropped unfinished at exit, in another thread or mid-run, it is closed with its loop.
         aclose = getattr(iterator, "aclose", None)
-        if aclose is not None and home.runner is runner and threading.current_thread() is owner:
+        here = threading.current_thread() is owner and not _running()
+        if aclose is not None and home.runner is runner and here:
             runner.run(aclose(), context=context)
 
 

@@ -10,7 +10,12 @@ interleaved, all in the same run:
   ``Agent`` per run on one client, and with one ``Agent`` reused (reset between runs);
 - the floor: two streamed ``chat.completions.create`` calls on one reused sync ``openai.OpenAI``.
 
-    .venv/bin/python bench/bench_agent_runs.py [--runs 300] [--rounds 3]
+Wall time is the figure; the client process's CPU time is printed beside it, since on a busy
+machine the wall time of a streamed turn (a dozen separate writes) varies with scheduling.
+
+    .venv/bin/python bench/bench_agent_runs.py [--runs 300] [--rounds 3] [--ours TREE]
+
+``--ours`` measures another checkout as ours (e.g. an export of main, for before/after).
 """
 
 from __future__ import annotations
@@ -23,10 +28,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_providers import PEER_PYTHON, ensure_peer
+
 ROOT = Path(__file__).resolve().parent.parent
 WIRE = ROOT / "tests" / "providers" / "provider_wire.py"
-PEER = ROOT / "bench" / ".venvs" / "aimu038"
-PEER_PYTHON = PEER / "bin" / "python"
 WARMUP = 20
 
 TOOL = '''
@@ -45,60 +50,45 @@ TIMER = """
 def measure(run_once):
     times = []
     for i in range(runs + WARMUP):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         answer = run_once()
         if i >= WARMUP:
-            times.append(time.perf_counter() - start)
+            times.append((time.perf_counter() - start, time.process_time() - cpu))
     assert "42" in answer, answer
     return times
 """
 
-OURS = (
+AGENT_RUNS = (
     """
 import json, sys, time
 import aimu
-from aimu import tool
+{imports}
 mode, url, runs, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 """
     + TOOL
     + TIMER
     + """
-client = aimu.client(f"openai:wire-model@{url}/v1")
-reused = aimu.Agent(client, system_message="Be brief.", tools=[add])
-
-def new_agent():
-    return aimu.Agent(client, system_message="Be brief.", tools=[add]).run("What is 40 + 2?")
-
-def reused_agent():
-    reused.reset()
-    return reused.run("What is 40 + 2?")
-
-print(json.dumps(measure(new_agent if mode == "new" else reused_agent)))
-"""
-)
-
-PEER_RUNS = (
-    """
-import json, sys, time
-import aimu
-from aimu.agents import Agent
-from aimu.tools import tool
-mode, url, runs, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-"""
-    + TOOL
-    + TIMER
-    + """
-client = aimu.client(f"openai-compat:wire-model@{url}/v1")
+client = aimu.client(f"{spec}:wire-model@{{url}}/v1")
 reused = Agent(client, system_message="Be brief.", tools=[add])
 
 def new_agent():
     return Agent(client, system_message="Be brief.", tools=[add]).run("What is 40 + 2?")
 
 def reused_agent():
+    {reset}
     return reused.run("What is 40 + 2?")
 
 print(json.dumps(measure(new_agent if mode == "new" else reused_agent)))
 """
+)
+# aimu 0.38's Agent with a system message starts each run afresh; ours keeps the conversation.
+OURS = AGENT_RUNS.format(
+    imports="from aimu import Agent, tool", spec="openai", reset="reused.reset()"
+)
+PEER_RUNS = AGENT_RUNS.format(
+    imports="from aimu.agents import Agent\nfrom aimu.tools import tool",
+    spec="openai-compat",
+    reset="pass",
 )
 
 FLOOR = (
@@ -133,23 +123,14 @@ print(json.dumps(measure(two_calls)))
 )
 
 
-def ensure_peer() -> None:
-    """Create the aimu 0.38 venv (with its openai extra) unless it exists; under a lock."""
-    lock = PEER.parent / "aimu038.lock"
-    PEER.parent.mkdir(parents=True, exist_ok=True)
-    script = (
-        f'if ! "{PEER_PYTHON}" -I -c "import aimu, openai" 2>/dev/null; then '
-        f'python3 -m venv "{PEER}" && "{PEER / "bin" / "pip"}" install -q '
-        f'"aimu[openai-compat]==0.38.0"; fi'
-    )
-    subprocess.run(["flock", str(lock), "-c", script], check=True)
+def run(python: str, code: str, *args: str, ours: Path | None = None) -> list[list[float]]:
+    """Run ``code`` in its own process: ours imports the ``ours`` tree, the peer its venv.
 
-
-def run(python: str, code: str, *args: str, ours: bool = False) -> list[float]:
-    """Run ``code`` in its own process: ours imports this tree, the peer only its venv."""
+    Each run gives ``[wall seconds, CPU seconds of the client process]``.
+    """
     if ours:
         command = [python, "-c", code, *args]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(ours)}
     else:
         command = [python, "-I", "-c", code, *args]
         env = None
@@ -159,15 +140,16 @@ def run(python: str, code: str, *args: str, ours: bool = False) -> list[float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def median_ms(times: list[float]) -> float:
-    return statistics.median(times) * 1000
+def median_ms(rows: list[list[float]], column: int = 0) -> float:
+    return statistics.median(row[column] for row in rows) * 1000
 
 
-def summary(times: list[float]) -> str:
-    ms = sorted(t * 1000 for t in times)
+def summary(rows: list[list[float]]) -> str:
+    ms = sorted(row[0] * 1000 for row in rows)
     p90 = ms[int(len(ms) * 0.9)]
     return (
-        f"median {statistics.median(ms):7.2f} ms  mean {statistics.fmean(ms):7.2f}  p90 {p90:7.2f}"
+        f"median {statistics.median(ms):7.2f} ms  mean {statistics.fmean(ms):7.2f}  "
+        f"p90 {p90:7.2f}  CPU median {median_ms(rows, 1):6.2f} ms"
     )
 
 
@@ -175,6 +157,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--ours", type=Path, default=ROOT, help="the aimu source tree measured as ours"
+    )
     args = parser.parse_args()
     ensure_peer()
     wire = subprocess.Popen(
@@ -185,15 +170,17 @@ def main() -> None:
     )
     url = wire.stdout.readline().strip()
     counts = (str(args.runs), str(WARMUP))
-    rows: dict[str, list[float]] = {
+    rows: dict[str, list[list[float]]] = {
         name: [] for name in ("ours new", "peer new", "ours reused", "peer reused", "floor")
     }
     try:
         for _ in range(args.rounds):
             for mode in ("new", "reused"):
-                rows[f"ours {mode}"] += run(sys.executable, OURS, mode, url, *counts, ours=True)
+                rows[f"ours {mode}"] += run(
+                    sys.executable, OURS, mode, url, *counts, ours=args.ours
+                )
                 rows[f"peer {mode}"] += run(str(PEER_PYTHON), PEER_RUNS, mode, url, *counts)
-            rows["floor"] += run(sys.executable, FLOOR, "floor", url, *counts, ours=True)
+            rows["floor"] += run(sys.executable, FLOOR, "floor", url, *counts, ours=ROOT)
     finally:
         wire.terminate()
         wire.wait()
@@ -210,13 +197,15 @@ def main() -> None:
     }
     for key, label in labels.items():
         print(f"  {label:30} {summary(rows[key])}")
-    floor = median_ms(rows["floor"])
-    for mode in ("new", "reused"):
-        ours, peer = median_ms(rows[f"ours {mode}"]), median_ms(rows[f"peer {mode}"])
-        print(
-            f"  {mode:6}: aimu 0.38 / ours = {peer / ours:5.2f}x   "
-            f"ours - floor = {ours - floor:+6.2f} ms   ours / floor = {ours / floor:5.2f}x"
-        )
+    for column, what in ((0, "wall"), (1, "CPU ")):
+        floor = median_ms(rows["floor"], column)
+        for mode in ("new", "reused"):
+            ours = median_ms(rows[f"ours {mode}"], column)
+            peer = median_ms(rows[f"peer {mode}"], column)
+            print(
+                f"  {what} {mode:6}: aimu 0.38 / ours = {peer / ours:5.2f}x   "
+                f"ours - floor = {ours - floor:+6.2f} ms   ours / floor = {ours / floor:5.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ def ensure_peer() -> None:
     lock = PEER.parent / "aimu038.lock"
     PEER.parent.mkdir(parents=True, exist_ok=True)
     script = (
-        f'if ! "{PEER_PYTHON}" -c "import aimu, openai" 2>/dev/null; then '
+        f'if ! "{PEER_PYTHON}" -I -c "import aimu, openai" 2>/dev/null; then '
         f'python3 -m venv "{PEER}" && "{PEER / "bin" / "pip"}" install -q '
         f'"aimu[openai-compat]==0.38.0"; fi'
     )

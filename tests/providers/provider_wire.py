@@ -7,7 +7,8 @@ tool-call deltas, Anthropic Messages SSE events, Ollama NDJSON.
 
 Run ``python tests/providers/provider_wire.py openai|anthropic|ollama`` to serve one canned turn
 forever (the benchmarks do; ``openai-agent`` answers a one-tool-call agent run); it prints the
-base URL on its first line. ``connections`` counts the TCP connections the server accepted.
+base URL on its first line. ``connections`` counts the TCP connections the server accepted,
+``hung_up`` is released as each one ends.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class WireServer:
     def __init__(self, default: Reply | Callable[[Request], Reply] | None = None):
         self.default = default
         self.connections = 0
+        self.hung_up = threading.Semaphore(0)  # released once per connection the client closed
         self.requests: list[Request] = []
         self._replies: deque[Reply] = deque()
         self._gates: list[threading.Event] = []
@@ -78,6 +80,10 @@ class WireServer:
                 super().setup()
                 server.connections += 1
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def finish(self) -> None:
+                super().finish()
+                server.hung_up.release()
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -7,6 +7,7 @@ each provider's wire format; ``timeout=1`` keeps the tests short.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -42,8 +43,8 @@ def client_for(provider: str, server: WireServer, **options):
 def keep_alives(provider: str) -> Reply:
     """Headers, then keep-alives every 0.1 s until the client hangs up."""
     if provider == "openai":
-        first = [b": ping\n\n", b"data: " + json.dumps(openai_chunk({})).encode() + b"\n\n"]
-        forever = itertools.chain(first, itertools.cycle([b": keep-alive\n\n", first[1]]))
+        empty = [b"data: " + json.dumps(openai_chunk(d)).encode() + b"\n\n" for d in ({}, None)]
+        forever = itertools.cycle([b": ping\n\n", *empty, b'data: {"choices": []}\n\n'])
         return Reply(pieces=forever, content_type="text/event-stream", interval=0.1)
     if provider == "anthropic":
         start = anthropic_turn("x").pieces[0]
@@ -148,3 +149,16 @@ def test_the_timeout_option_reaches_every_provider_class():
         OllamaClient("m@http://127.0.0.1:9", timeout=7),
     ]
     assert [c.clone()._timeout for c in clients] == [7.0, 7.0, 7.0]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_consumer_holding_the_stream_is_not_a_stall(provider, server):
+    """Time the caller spends between events (a slow display) is not the server's silence."""
+    turn = {"openai": openai_turn, "anthropic": anthropic_turn, "ollama": ollama_turn}[provider]
+    server.script(turn("one two three", parts=3))
+    texts = []
+    async for event in client_for(provider, server, timeout=0.5).stream(HI):
+        if isinstance(event, TextDelta):
+            texts.append(event.text)
+            await asyncio.sleep(0.7)  # the consumer is busy longer than the timeout
+    assert "".join(texts) == "one two three"

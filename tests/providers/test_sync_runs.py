@@ -122,6 +122,24 @@ def test_runs_from_several_threads_work_and_each_thread_keeps_its_connection(age
     assert agent_server.connections <= 3
 
 
+def test_a_finished_thread_s_loop_and_connection_are_closed_when_another_thread_starts(
+    agent_server,
+):
+    client = openai_client(agent_server)
+
+    def work() -> None:
+        assert aimu.Agent(client, tools=[add]).run("40 + 2?") == "The answer is 42."
+
+    first = threading.Thread(target=work)
+    first.start()
+    first.join()
+    second = threading.Thread(target=work)
+    second.start()
+    second.join()
+    assert agent_server.hung_up.acquire(timeout=10)  # the first thread's, closed by the second
+    assert agent_server.connections == 2
+
+
 async def test_sync_runs_inside_a_running_loop_reuse_their_worker_and_connection(agent_server):
     agent = aimu.Agent(openai_client(agent_server), tools=[add])
     assert [agent.run("40 + 2?") for _ in range(3)] == ["The answer is 42."] * 3
@@ -222,3 +240,29 @@ def test_the_interpreter_exits_promptly_without_warnings(how):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["The answer is 42."] * 3 + ["exiting"]
     assert done.stderr == ""
+
+
+def test_ctrl_c_during_a_sync_run_inside_a_running_loop_keeps_the_transcript_valid(
+    agent_server, sigint
+):
+    """The notebook path: the run is on the worker thread, Ctrl-C reaches the caller's."""
+
+    @aimu.tool
+    def press_ctrl_c() -> str:
+        """Simulates the user pressing Ctrl-C while this tool runs."""
+        os.kill(os.getpid(), signal.SIGINT)
+        return "finished anyway"
+
+    agent_server.script(openai_turn("", [("c1", "press_ctrl_c", "{}")]))
+    agent = aimu.Agent(openai_client(agent_server), tools=[press_ctrl_c, add])
+
+    async def cell(task: str) -> str:
+        # a kernel's SIGINT handler raises KeyboardInterrupt in the cell, as this one does
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        return agent.run(task)
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(cell("go"))
+    roles = [m["role"] for m in agent.messages]
+    assert roles[:3] == ["user", "assistant", "tool"] and roles[-1] == "assistant"
+    assert asyncio.run(cell("What is 40 + 2?")) == "The answer is 42."

@@ -1,4 +1,4 @@
-"""What the SDK-backed providers share: lazy SDK imports, credentials, options, error mapping.
+"""What the SDK-backed providers share: SDK imports and clients, credentials, error mapping.
 
 Error messages built here never contain a credential: every text that came from a server or
 an SDK passes through :func:`redact` with the client's secrets before it is shown, and the
@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, Generic, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from aimu.models.errors import (
     AuthenticationError,
@@ -121,6 +122,32 @@ def ssl_context() -> ssl.SSLContext:
     import httpx
 
     return httpx.create_ssl_context()
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@`` part, and that pair (``None`` when it has none).
+
+    The pair is sent as HTTP basic auth, as it would have been from the URL; keeping it out of
+    the URL keeps it out of the SDKs' and httpx's request logs and of every message.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=hostport)), (unquote(user), unquote(password))
+
+
+def shown_url(url: str | None) -> str | None:
+    """``url`` as it may be shown: a password in it replaced by ``***``."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
 
 
 def import_sdk(module: str, extra: str, provider: str) -> ModuleType:

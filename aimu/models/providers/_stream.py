@@ -15,7 +15,9 @@ import math
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
+from aimu.models.base import ModelEvent, ThinkingDelta
 from aimu.models.errors import ModelConnectionError, ModelError
+from aimu.models.providers._think import ThinkSplitter
 
 T = TypeVar("T")
 
@@ -36,29 +38,49 @@ def stall_timeout(timeout: float | None) -> float:
 
 
 class Stall:
-    """The deadline of one stream: ``timeout`` seconds after the request or the last output."""
+    """The stall clock of one stream: time spent waiting on the server since the last output.
+
+    Only waiting counts — the request, each read — not the time the consumer holds the
+    stream between events (a slow display, a breakpoint), so a stall is always the server's.
+    """
 
     def __init__(self, timeout: float, label: str):
         self.timeout = timeout
         self.label = label
         self._loop = asyncio.get_running_loop()
-        self._deadline = self._loop.time() + timeout
+        self._waited = 0.0
 
     def output(self) -> None:
-        """The stream produced output: the deadline moves on."""
-        self._deadline = self._loop.time() + self.timeout
+        """The stream produced output: the clock starts again."""
+        self._waited = 0.0
+
+    def events(
+        self, splitter: ThinkSplitter, thinking: str | None, text: str | None
+    ) -> list[ModelEvent]:
+        """The events for one chunk's reasoning and text (through ``splitter``): output."""
+        events: list[ModelEvent] = []
+        if thinking:
+            events.append(ThinkingDelta(thinking))
+        if text:
+            events += splitter.feed(text)
+        if thinking or text:
+            self.output()
+        return events
 
     async def wait(self, awaitable: Awaitable[T]) -> T:
-        """Await ``awaitable`` (the request, one read) unless the deadline passes first."""
+        """Await ``awaitable`` (the request, one read) unless the stall timeout runs out."""
         if self.timeout == math.inf:
             return await awaitable
+        start = self._loop.time()
         try:
-            async with asyncio.timeout_at(self._deadline) as scope:
+            async with asyncio.timeout_at(start + self.timeout - self._waited) as scope:
                 return await awaitable
         except TimeoutError:
             if scope.expired():
                 raise self.error() from None
             raise
+        finally:
+            self._waited += self._loop.time() - start
 
     async def each(self, source: AsyncIterator[T]) -> AsyncIterator[T]:
         """The items of ``source``, each read under the deadline."""

@@ -12,8 +12,9 @@ API requires when extended thinking and tools are combined.
 
 The key comes from ``api_key=``, else the variable named by ``api_key_env=``, else
 ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``) for api.anthropic.com or the
-``ANTHROPIC_BASE_URL`` server. ``max_tokens`` defaults to 4096; ``max_retries`` and
-``timeout`` configure the SDK; any other option is a Messages API parameter.
+``ANTHROPIC_BASE_URL`` server. ``max_tokens`` defaults to 4096; ``timeout`` (seconds, default
+120) ends a turn whose stream produces no output for that long (``ping`` events do not count);
+``max_retries`` configures the SDK; any other option is a Messages API parameter.
 ``default_generate_kwargs`` are sampling options under each turn's ``generate_kwargs``. A
 ``response_format`` is answered through a forced tool whose input is the answer; that input is
 streamed back as the answer text (JSON), not as a tool call (see
@@ -48,6 +49,7 @@ from aimu.models.providers._common import (
     import_sdk,
     is_context_overflow,
     redact,
+    split_credentials,
     split_request_options,
     ssl_context,
     stainless_error,
@@ -105,11 +107,13 @@ class AnthropicClient(ModelClient):
         self._accepted = parameters(AsyncMessages.create, _RESERVED)
         self._defaults = {"max_tokens": max_tokens, **(default_generate_kwargs or {})}
         anthropic_fields(None, self._defaults, self._accepted, [])
-        self.base_url = (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        self.base_url, login = split_credentials(
+            (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        )
         official = urlparse(self.base_url).hostname == "api.anthropic.com"
         self._label = "Anthropic" if official else f"the server at {self.base_url}"
         credentials, self._key_hint = _resolve_credentials(api_key, api_key_env, base_url, official)
-        self._secrets = tuple(credentials.values())
+        self._secrets = (*credentials.values(), *(login or ()))
         options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
         if timeout is not None:
             options["timeout"] = timeout
@@ -117,7 +121,9 @@ class AnthropicClient(ModelClient):
             options["default_headers"] = default_headers
         self._sdk = sdk
         self._timeout = stall_timeout(timeout)
-        self._clients = PerLoop(_sdk_client, **(credentials or {"api_key": _NO_KEY}), **options)
+        self._clients = PerLoop(
+            _sdk_client, login=login, **(credentials or {"api_key": _NO_KEY}), **options
+        )
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
     def clone(self) -> AnthropicClient:
@@ -305,11 +311,11 @@ class AnthropicClient(ModelClient):
         )
 
 
-def _sdk_client(**options: Any) -> Any:
-    """An ``AsyncAnthropic`` on the process's shared TLS context."""
+def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
+    """An ``AsyncAnthropic`` on the process's shared TLS context (``login``: basic auth)."""
     import anthropic
 
-    http_client = anthropic.DefaultAsyncHttpxClient(verify=ssl_context())
+    http_client = anthropic.DefaultAsyncHttpxClient(verify=ssl_context(), auth=login)
     return anthropic.AsyncAnthropic(http_client=http_client, **options)
 
 

@@ -7,10 +7,12 @@ Everything after ``ollama:`` is the model id, colons included; ``ollama:MODEL@UR
 server too. ``think``, ``keep_alive`` and ``format`` are request fields; ``temperature``,
 ``num_ctx``, ``seed`` and the other Ollama model options go into ``options``. The SDK does not
 retry, so this client retries HTTP 429 and 5xx itself (``max_retries``, exponential backoff
-from ``retry_backoff`` seconds) as long as nothing has been streamed yet. ``OLLAMA_API_KEY``
-(for ollama.com) is read by the SDK. ``default_generate_kwargs`` are sampling options under each
-turn's ``generate_kwargs`` (``max_tokens`` is Ollama's ``num_predict``); thinking maps to
-``think`` and ``response_format`` to ``format`` (see :mod:`aimu.models.providers._generation`).
+from ``retry_backoff`` seconds) as long as nothing has been streamed yet. ``timeout`` (seconds,
+default 120) ends a turn that produces no output for that long, blank keep-alive lines aside;
+mind a large model's load time. ``OLLAMA_API_KEY`` (for ollama.com) is read by the SDK.
+``default_generate_kwargs`` are sampling options under each turn's ``generate_kwargs``
+(``max_tokens`` is Ollama's ``num_predict``); thinking maps to ``think`` and
+``response_format`` to ``format`` (see :mod:`aimu.models.providers._generation`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from aimu.models.base import (
     GenerationOptions,
     ModelClient,
     ModelEvent,
-    ThinkingDelta,
     ToolCallRequest,
     TurnEnd,
     Usage,
@@ -46,6 +47,8 @@ from aimu.models.providers._common import (
     is_context_overflow,
     redact,
     root_cause,
+    shown_url,
+    split_credentials,
     ssl_context,
 )
 from aimu.models.providers._generation import (
@@ -115,17 +118,20 @@ class OllamaClient(ModelClient):
                 )
         from ollama._client import _parse_host
 
-        self.host = _parse_host(self._init["host"] or env("OLLAMA_HOST"))
+        host, login = split_credentials(self._init["host"] or env("OLLAMA_HOST") or "")
+        self.host = _parse_host(host or None)
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self._timeout = stall_timeout(timeout)
-        self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values())
-        self._clients = PerLoop(_sdk_client, host=self.host, timeout=timeout, headers=headers)
+        self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values(), *(login or ()))
+        self._clients = PerLoop(
+            _sdk_client, login=login, host=self.host, timeout=timeout, headers=headers
+        )
 
     @property
     def name(self) -> str:
         """``ollama:MODEL``, with ``@URL`` when the server was named in code."""
-        url = self._init["host"]
+        url = shown_url(self._init["host"])
         return f"ollama:{self.model}@{url}" if url else f"ollama:{self.model}"
 
     def clone(self) -> OllamaClient:
@@ -177,14 +183,9 @@ class OllamaClient(ModelClient):
                         started = True
                         message = field(part, "message", dict, label) or {}
                         thinking = field(message, "thinking", str, label)
-                        if thinking:
-                            stall.output()
-                            yield ThinkingDelta(thinking)
                         content = field(message, "content", str, label)
-                        if content:
-                            stall.output()
-                            for event in splitter.feed(content):
-                                yield event
+                        for event in stall.events(splitter, thinking, content):
+                            yield event
                         for call in field(message, "tool_calls", list, label) or ():
                             stall.output()
                             function = field(call, "function", dict, label) or {}
@@ -288,11 +289,11 @@ def _error_text(body: Any) -> str:
     return body_message(body)
 
 
-def _sdk_client(**options: Any) -> Any:
-    """An ollama ``AsyncClient`` on the process's shared TLS context."""
+def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
+    """An ollama ``AsyncClient`` on the process's shared TLS context (``login``: basic auth)."""
     import ollama
 
-    return ollama.AsyncClient(verify=ssl_context(), **options)
+    return ollama.AsyncClient(verify=ssl_context(), auth=login, **options)
 
 
 def _wire_message(message: dict[str, Any]) -> dict[str, Any]:

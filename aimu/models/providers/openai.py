@@ -8,9 +8,11 @@
 The key comes from ``api_key=``, else the variable named by ``api_key_env=``, else
 ``OPENAI_API_KEY`` when talking to api.openai.com or to the ``OPENAI_BASE_URL`` server. A server
 named only by ``base_url=`` (or ``@URL``) is sent no key unless given one, so an OpenAI key
-never travels to a third party by accident. ``max_retries`` and ``timeout`` configure the SDK
-(which retries 429 and 5xx with backoff); every other option is a Chat Completions parameter
-(``temperature``, ``max_completion_tokens``, ``reasoning_effort``, ``extra_body``...).
+never travels to a third party by accident. ``timeout`` (seconds, default 120) ends a turn
+whose stream produces no text, thinking or tool-call output for that long; ``max_retries``
+configures the SDK (which retries 429 and 5xx with backoff); every other option is a Chat
+Completions parameter (``temperature``, ``max_completion_tokens``, ``reasoning_effort``...). A
+``user:password@`` in the URL is sent as basic auth and shown as ``user:***@``.
 ``default_generate_kwargs`` are sampling options under each turn's ``generate_kwargs``; how
 thinking and ``response_format`` map is described in :mod:`aimu.models.providers._generation`.
 """
@@ -28,7 +30,6 @@ from aimu.models.base import (
     GenerationOptions,
     ModelClient,
     ModelEvent,
-    ThinkingDelta,
     ToolCallRequest,
     TurnEnd,
     Usage,
@@ -41,6 +42,8 @@ from aimu.models.providers._common import (
     import_sdk,
     is_context_overflow,
     redact,
+    shown_url,
+    split_credentials,
     split_request_options,
     ssl_context,
     stainless_error,
@@ -54,6 +57,7 @@ from aimu.models.providers._think import ThinkSplitter
 OFFICIAL_URL = "https://api.openai.com/v1"
 _NO_KEY = "sk-no-key-required"
 _RESERVED = ("model", "messages", "stream", "tools")
+_RAW = "X-Stainless-Raw-Response"  # "stream": the SDK hands back the response unread
 
 
 class OpenAIClient(ModelClient):
@@ -96,11 +100,13 @@ class OpenAIClient(ModelClient):
         self._accepted = parameters(_create_method(), _RESERVED)
         self._defaults = openai_fields(None, default_generate_kwargs or {}, self._accepted)
         explicit_url = base_url or short_url or None
-        self.base_url = (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        self.base_url, login = split_credentials(
+            (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        )
         official = urlparse(self.base_url).hostname == "api.openai.com"
         self._label = "OpenAI" if official else f"the server at {self.base_url}"
         key, self._key_hint = _resolve_key(api_key, api_key_env, explicit_url, official)
-        self._secrets = (key,)
+        self._secrets = (key, *(login or ()))
         self._params = split_request_options(params, _create_method(), _RESERVED, "openai")
         options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
         if timeout is not None:
@@ -109,12 +115,12 @@ class OpenAIClient(ModelClient):
             options["default_headers"] = default_headers
         self._sdk = sdk
         self._timeout = stall_timeout(timeout)
-        self._clients = PerLoop(_sdk_client, api_key=key or _NO_KEY, **options)
+        self._clients = PerLoop(_sdk_client, login=login, api_key=key or _NO_KEY, **options)
 
     @property
     def name(self) -> str:
         """``openai:MODEL``, with ``@URL`` when the server was named in code."""
-        url = self._init["base_url"]
+        url = shown_url(self._init["base_url"])
         return f"openai:{self.model}@{url}" if url else f"openai:{self.model}"
 
     def clone(self) -> OpenAIClient:
@@ -145,10 +151,7 @@ class OpenAIClient(ModelClient):
         stall = Stall(self._timeout, label)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                opening = client.chat.completions.with_streaming_response.create(
-                    **_as_sent(request)
-                )
-                response = await stall.wait(stack.enter_async_context(opening))
+                response = await stall.wait(stack.enter_async_context(_post(client, request)))
                 done = False
                 async for kind, data in sse_events(stall.each(response.iter_lines())):
                     if done or data == "[DONE]":
@@ -172,14 +175,9 @@ class OpenAIClient(ModelClient):
                     reasoning = field(delta, "reasoning_content", str, label) or field(
                         delta, "reasoning", str, label
                     )
-                    if reasoning:
-                        stall.output()
-                        yield ThinkingDelta(reasoning)
                     content = field(delta, "content", str, label)
-                    if content:
-                        stall.output()
-                        for event in splitter.feed(content):
-                            yield event
+                    for event in stall.events(splitter, reasoning, content):
+                        yield event
                     fragments = field(delta, "tool_calls", list, label)
                     if fragments:
                         stall.output()
@@ -223,26 +221,48 @@ class OpenAIClient(ModelClient):
         )
 
 
-def _sdk_client(**options: Any) -> Any:
-    """An ``AsyncOpenAI`` on the process's shared TLS context."""
+def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
+    """An ``AsyncOpenAI`` on the process's shared TLS context (``login``: basic auth)."""
     import openai
 
-    http_client = openai.DefaultAsyncHttpxClient(verify=ssl_context())
+    http_client = openai.DefaultAsyncHttpxClient(verify=ssl_context(), auth=login)
     return openai.AsyncOpenAI(http_client=http_client, **options)
 
 
-def _as_sent(request: dict[str, Any]) -> dict[str, Any]:
-    """SDK arguments that send ``request``'s messages and tools exactly as built.
+@contextlib.asynccontextmanager
+async def _post(client: Any, request: dict[str, Any]) -> AsyncIterator[Any]:
+    """POST ``request`` to ``/chat/completions`` as built; yield the unread streaming response.
 
-    They are already wire-shaped; handing them over in ``extra_body``, which the SDK merges
-    into the JSON body unchanged, skips its typed-dict conversion (about half a millisecond a
-    call, as much as the rest of the turn).
+    The request is already wire-shaped, so it goes through the SDK client's ``post`` (auth,
+    retries of 429/5xx, typed errors) but not ``create``, whose typed-dict conversion of every
+    argument costs more than the rest of the turn. SDK-level options are taken out as
+    ``create`` would: ``extra_body`` merged in, ``extra_headers`` / ``extra_query`` /
+    ``timeout`` applied to the request.
     """
-    heavy = {name: request[name] for name in ("messages", "tools") if name in request}
-    arguments = {name: value for name, value in request.items() if name not in heavy}
-    arguments["messages"] = []
-    arguments["extra_body"] = {**heavy, **(request.get("extra_body") or {})}
-    return arguments
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    body = dict(request)
+    body.update(body.pop("extra_body", None) or {})
+    options: dict[str, Any] = {
+        "headers": {_RAW: "stream", **(body.pop("extra_headers", None) or {})}
+    }
+    if "extra_query" in body:
+        options["params"] = body.pop("extra_query")
+    if "timeout" in body:
+        options["timeout"] = body.pop("timeout")
+    response = await client.post(
+        "/chat/completions",
+        body=body,
+        options=options,
+        cast_to=ChatCompletion,
+        stream=True,
+        stream_cls=AsyncStream[ChatCompletionChunk],
+    )
+    try:
+        yield response
+    finally:
+        await response.close()
 
 
 def _create_method() -> Any:
