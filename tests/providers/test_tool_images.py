@@ -12,7 +12,7 @@ from provider_wire import anthropic_turn, ollama_turn, openai_turn
 import aimu
 import aimu.aio
 from aimu.models.providers._images import MAX_PER_TURN, MAX_SIDE, prepare
-from aimu.models.providers.local import _render
+from aimu.models.providers._local_prompt import render
 from aimu.tools import Image
 
 
@@ -135,7 +135,7 @@ def test_the_local_model_reads_the_placeholder_in_its_prompt():
         {"role": "tool", "tool_call_id": "c1", "name": "python", "content": "[image 1]",
          "images": [{"mime_type": "image/png", "data": PLOT_B64, "description": "image 1"}]},
     ]  # fmt: skip
-    prompt = _render(transcript, None)
+    prompt = render(transcript, None)
     assert "image 1: not shown, this model reads text only" in prompt[-1]["content"]
     assert PLOT_B64 not in str(prompt)
 
