@@ -26,7 +26,11 @@ def render(
     tools: list[dict[str, Any]] | None,
     response_format: dict[str, Any] | None = None,
 ) -> list[dict[str, str]]:
-    """The transcript as plain role/content turns a small model's chat template handles."""
+    """The transcript as plain role/content turns a small model's chat template handles.
+
+    The model reads text only: a tool's images become placeholders naming what was left out.
+    """
+    messages = prepare(messages, sees=False)
     system = [str(m.get("content") or "") for m in messages if m["role"] == "system"]
     if tools:
         system = [*(system or ["You are a helpful assistant."]), _instructions(tools)]
@@ -85,7 +89,7 @@ def _turns(
             )
             results.clear()
 
-    for message in prepare(messages, sees=False):  # images become text placeholders
+    for message in messages:
         role = message["role"]
         content = str(message.get("content") or "")
         if role == "system":
