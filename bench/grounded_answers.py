@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "notebooks"))
 
-from grounding import CELLS, outcome  # noqa: E402
+from grounding import CELLS, outcome
 
 
 def main() -> int:
@@ -28,8 +28,10 @@ def main() -> int:
         measured += 1
         grounded += found.grounded
         mark = "grounded" if found.grounded else ("no tool call" if not found.called else "MISSED")
-        print(f"{cell.notebook}[{cell.tag}] {mark}: value {found.values[:1]} answer "
-              f"{found.answer[:160]!r}")
+        print(
+            f"{cell.notebook}[{cell.tag}] {mark}: value {found.values[:1]} answer "
+            f"{found.answer[:160]!r}"
+        )
     print(f"\n{grounded} of {measured} answers contain the tool's value")
     return 0
 

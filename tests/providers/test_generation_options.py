@@ -153,7 +153,7 @@ async def test_openai_tools_and_response_format_go_in_one_request(server):
 async def test_openai_unknown_generation_option_names_the_provider_and_accepted_names(server):
     with pytest.raises(UnsupportedOptionError, match=r"openai: unknown generation option 'tempo'"):
         await collect(openai(server), ASK, None, GenerationOptions(generate_kwargs={"tempo": 1}))
-    with pytest.raises(UnsupportedOptionError, match="accepted: .*temperature"):
+    with pytest.raises(UnsupportedOptionError, match=r"accepted: .*temperature"):
         openai(server, default_generate_kwargs={"tempo": 1})
     assert server.requests == []
 
@@ -161,7 +161,8 @@ async def test_openai_unknown_generation_option_names_the_provider_and_accepted_
 async def test_openai_server_refusing_reasoning_effort_is_a_clear_error(server):
     refusal = {
         "error": {
-            "message": "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+            "message": "Unsupported parameter: 'reasoning_effort' is not supported with this "
+            "model.",
             "type": "invalid_request_error",
             "param": "reasoning_effort",
             "code": "unsupported_parameter",

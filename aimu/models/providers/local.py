@@ -245,6 +245,7 @@ class LocalClient(ModelClient):
             schema = json.dumps(form["schema"])
             answer_grammar = await loop.run_in_executor(None, _grammar, schema)
         stats = {}
+        one_paragraph = grounded(messages) and not form and "stop" not in chosen
         answer = self._generate(
             loaded,
             render(messages, None, form),
@@ -252,8 +253,19 @@ class LocalClient(ModelClient):
             stats,
             _answer_params(params, chosen, grounded(messages)),
         )
+        written = ""
+        tokens = 0
         async with contextlib.aclosing(answer):
             async for piece in answer:
+                tokens += 1  # llama.cpp streams one token per piece
+                end = _paragraph_end(written + piece) if one_paragraph else None
+                if end is not None:
+                    if end > len(written):
+                        yield TextDelta((written + piece)[len(written) : end])
+                    stats.setdefault("completion", tokens)
+                    stats["finish"] = "stop"
+                    break
+                written += piece
                 yield TextDelta(piece)
         _add(counts, stats)
         yield TurnEnd(Usage(*counts), stats.get("finish") or "stop")
@@ -330,17 +342,29 @@ def _accepted() -> frozenset[str]:
 
 def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
     """Options for the free-text answer: a repeat penalty against loops; after a tool call
-    none (the answer should repeat the result's tokens), greedy decoding, one paragraph and a
-    short token budget (unless the caller chose these), so it states the result and stops."""
+    none (the answer should repeat the result's tokens), greedy decoding and a short token
+    budget (unless the caller chose these), so it states the result and stops; the stream
+    keeps only the answer's first paragraph."""
     out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
     if grounded:
         if "temperature" not in chosen:
             out["temperature"] = 0.0
-        if "stop" not in chosen:
-            out["stop"] = ["\n\n"]
         if "max_tokens" not in chosen:
             out["max_tokens"] = min(out["max_tokens"], GROUNDED_MAX_TOKENS)
     return out
+
+
+def _paragraph_end(text: str) -> int | None:
+    """Where the first paragraph of ``text`` ends, at a blank line after some words; a
+    paragraph ending in a colon or a heading announces what follows and does not count."""
+    start = 0
+    while (found := text.find("\n\n", start)) >= 0:
+        before = text[:found].rstrip()
+        heading = before.rpartition("\n")[2].lstrip().startswith("#")
+        if before and not before.endswith(":") and not heading:
+            return len(before)
+        start = found + 2
+    return None
 
 
 def _check_params(params: dict[str, Any], accepted: frozenset[str]) -> dict[str, Any]:
