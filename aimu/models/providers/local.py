@@ -12,8 +12,16 @@ Tool calls are made reliable by constrained decoding: when tools are offered, th
 reply must match :func:`aimu.models.providers._grammar.decision_schema` (call one tool with
 schema-valid arguments, or answer). When it chooses to answer, or repeats a call whose result
 it already has, the answer is generated again as free text, which small models write far
-better than JSON strings. Tool results are fed back as a user turn ("The tool x returned:
-...") because small models read that more reliably than a ``tool`` role.
+better than JSON strings. Decisions are decoded greedily unless a temperature is chosen.
+Tool results are fed back as user turns (:mod:`aimu.models.providers._local_prompt`), because
+small models read that more reliably than a ``tool`` role; the answer after a tool call gets
+the question and the result together in its last turn, greedy decoding without a repeat
+penalty, 48 tokens and one paragraph, so that it states the result instead of drifting.
+
+Generation options: ``response_format`` constrains the answer with the schema's grammar (with
+tools, once the model chooses to answer); ``thinking`` is refused (these models cannot
+think; ``False`` is accepted); ``generate_kwargs`` and ``default_generate_kwargs`` are
+``create_chat_completion`` options, checked by name.
 
 Generation runs on a worker thread and streams tokens back, so the event loop (a Jupyter
 kernel) stays responsive and a cancelled run stops between two tokens. Load options:
