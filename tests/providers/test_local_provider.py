@@ -223,5 +223,5 @@ def test_answer_after_a_tool_call_puts_question_and_result_in_the_last_turn():
     assert [m["role"] for m in prose] == ["system", "user"]
     assert prose[0]["content"].startswith("Be kind.") and GROUNDED_HINT in prose[0]["content"]
     assert prose[1]["content"] == (
-        "What is 1 + 2?\n\nThe add tool says: 3\n\nAnswer with what the tool says."
+        "What is 1 + 2?\n\nThe tool says: 3\n\nAnswer with what the tool says."
     )
