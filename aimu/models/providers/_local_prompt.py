@@ -61,9 +61,16 @@ def _question_with_results(turn: list[dict[str, Any]]) -> str:
     the tool does."""
     question = str(turn[0].get("content") or "") if turn and turn[0]["role"] == "user" else ""
     results = [
-        f"The tool says: {str(m.get('content') or '').strip()}" for m in turn if m["role"] == "tool"
+        f"The tool says: {_plain(str(m.get('content') or ''))}" for m in turn if m["role"] == "tool"
     ]
     return "\n\n".join([question, *results, "Answer with what the tool says."])
+
+
+def _plain(result: str) -> str:
+    """A tool result as running text: Markdown heading marks and blank lines dropped, which a
+    small model otherwise copies as its whole answer before stopping."""
+    lines = [line.strip().lstrip("#").strip() for line in result.strip().splitlines()]
+    return "\n".join(line for line in lines if line)
 
 
 def _turns(
