@@ -16,7 +16,7 @@ better than JSON strings. Decisions are decoded greedily unless a temperature is
 Tool results are fed back as user turns (:mod:`aimu.models.providers._local_prompt`), because
 small models read that more reliably than a ``tool`` role; the answer after a tool call gets
 the question and the result together in its last turn, greedy decoding without a repeat
-penalty, 48 tokens and one paragraph, so that it states the result instead of drifting.
+penalty, 96 tokens and one paragraph, so that it states the result instead of drifting.
 
 Generation options: ``response_format`` constrains the answer with the schema's grammar (with
 tools, once the model chooses to answer); ``thinking`` is refused (these models cannot
@@ -75,7 +75,7 @@ _RESERVED = (
 )  # fmt: skip
 ANSWER_REPEAT_PENALTY = 1.1
 #: Tokens an answer after a tool call may take: a sentence stating the result.
-GROUNDED_MAX_TOKENS = 48
+GROUNDED_MAX_TOKENS = 96
 _ANSWER_START = re.compile(r'^\s*\{\s*"answer"')
 
 
