@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 from course_run import answer_text, executed, tool_cards
 
-MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December"]  # fmt: skip
 
 
 def _date(result: str) -> list[str]:
@@ -24,7 +23,7 @@ def _date(result: str) -> list[str]:
     found = re.search(r"(\d{4})-(\d{2})-(\d{2})", result)
     if not found:
         return []
-    year, month, day = found.groups()
+    month, day = found.group(2), found.group(3)
     name, number = MONTHS[int(month) - 1], str(int(day))
     return [found.group(0), f"{name} {number}", f"{number} {name}", f"{number}st {name}"]
 

@@ -63,6 +63,13 @@ def test_getting_started_model_may_call_the_time_tool_with_valid_arguments():
     assert_model_run(nb.record("tools"), specs_of(builtin.time))
 
 
+def test_getting_started_lends_a_calculator_and_the_file_tools():
+    nb = executed("01_getting_started")
+    assert_model_run(nb.record("calculate"), specs_of(builtin.compute))
+    assert_model_run(nb.record("lookup"), specs_of(builtin.fs))
+    assert "07:30" in (NOTEBOOKS / "data" / "cafe.md").read_text()
+
+
 def test_getting_started_scripted_cell_shows_a_finished_tool_card():
     nb = executed("01_getting_started")
     record = nb.record("scripted-tool")

@@ -22,10 +22,19 @@ def test_report_shows_the_model_notice_each_prompt_and_which_models_ran():
     nb = executed("01_getting_started")
     text = course.report(nb.notebook)
     assert text.startswith("Model: local, the embedded SmolLM2-135M")
-    assert "\n> In one sentence: what is a Jupyter notebook?\n" in text
+    assert "\n> Use the calculator: what is 1250 * 1.08 / 12?\n" in text
     assert re.search(r"^\[cell \d+\] local$", text, re.MULTILINE)
     assert "[tool get_current_date_and_time({})] done" in text
-    assert text.rstrip().endswith("6 agent runs; models: local, scripted")
+    assert text.rstrip().endswith("8 agent runs; models: local, scripted")
+
+
+def test_the_job_ends_saying_how_to_run_it_on_a_real_model(tmp_path, capsys):
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), path)
+    assert course.main([str(path), "--timeout", "60"]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last == course.REAL_MODEL_HINT
+    assert "AIMU_MODEL=openai:gpt-4o-mini bash scripts/run" in last
 
 
 def test_a_failing_cell_is_reported_and_the_job_exits_non_zero(tmp_path, capsys):

@@ -25,7 +25,6 @@ import aimu
 from aimu.models import ContextOverflowError, TextDelta, ThinkingDelta, ToolCallRequest, TurnEnd
 from aimu.models.base import GenerationOptions
 from aimu.models.errors import UnsupportedOptionError
-from aimu.models.providers.scripted import ScriptedClient
 
 ASK = [{"role": "user", "content": "Who booked?"}]
 BOOKING = {
@@ -75,17 +74,12 @@ def test_response_format_must_name_a_schema():
         GenerationOptions(response_format={"schema": {}})
 
 
-def test_scripted_model_records_the_options_it_received():
-    model = ScriptedClient(["ok"])
+async def test_scripted_model_records_the_options_it_received():
+    model = aimu.client("scripted", turns=["ok"], default_generate_kwargs={"seed": 2})
     options = GenerationOptions(thinking="low", generate_kwargs={"temperature": 0.1})
-
-    async def run():
-        return await collect(model, ASK, None, options)
-
-    import asyncio
-
-    asyncio.run(run())
+    await collect(model, ASK, None, options)
     assert model.requests[0]["options"] is options
+    assert model.clone().default_generate_kwargs == {"seed": 2}
 
 
 # -- OpenAI and compatible servers --------------------------------------------------------------
@@ -161,9 +155,8 @@ async def test_openai_unknown_generation_option_names_the_provider_and_accepted_
 async def test_openai_server_refusing_reasoning_effort_is_a_clear_error(server):
     refusal = {
         "error": {
-            "message": (
-                "Unsupported parameter: 'reasoning_effort' is not supported with this model."
-            ),
+            "message": "Unsupported parameter: 'reasoning_effort' is not supported with this "
+            "model.",
             "type": "invalid_request_error",
             "param": "reasoning_effort",
             "code": "unsupported_parameter",

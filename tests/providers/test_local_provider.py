@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import subprocess
 import sys
@@ -45,6 +46,18 @@ def add(a: int, b: int) -> int:
         b: Second number.
     """
     return a + b
+
+
+def added(question: str, a: int, b: int) -> list[dict]:
+    """A transcript in which ``add(a, b)`` was called for ``question`` and answered."""
+    arguments = json.dumps({"a": a, "b": b})
+    return [
+        {"role": "user", "content": question},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "add", "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "add", "content": str(a + b)},
+    ]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -106,13 +119,7 @@ async def test_every_constrained_call_matches_its_tool_schema():
 
 
 async def test_after_a_tool_result_the_model_answers_instead_of_repeating_the_call(model):
-    transcript = [
-        {"role": "user", "content": "What is 17 plus 25?"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "call_1", "type": "function",
-             "function": {"name": "add", "arguments": '{"a": 17, "b": 25}'}}]},
-        {"role": "tool", "tool_call_id": "call_1", "name": "add", "content": "42"},
-    ]  # fmt: skip
+    transcript = added("What is 17 plus 25?", 17, 25)
     events = await collect(model, transcript, [add.__tool_spec__])
     repeated = [
         e for e in events if isinstance(e, ToolCallRequest) and e.arguments == {"a": 17, "b": 25}
@@ -211,17 +218,10 @@ def test_transcript_is_rendered_for_a_small_chat_template():
 
 
 def test_answer_after_a_tool_call_puts_question_and_result_in_the_last_turn():
-    transcript = [
-        {"role": "system", "content": "Be kind."},
-        {"role": "user", "content": "What is 1 + 2?"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]},
-        {"role": "tool", "tool_call_id": "c1", "name": "add", "content": "3"},
-    ]  # fmt: skip
+    transcript = [{"role": "system", "content": "Be kind."}, *added("What is 1 + 2?", 1, 2)]
     prose = render(transcript, None)
     assert [m["role"] for m in prose] == ["system", "user"]
     assert prose[0]["content"].startswith("Be kind.") and GROUNDED_HINT in prose[0]["content"]
     assert prose[1]["content"] == (
-        "What is 1 + 2?\n\nThe add tool says: 3\n\nAnswer with what the tool says."
+        "What is 1 + 2?\n\nThe tool says: 3\n\nAnswer with what the tool says."
     )

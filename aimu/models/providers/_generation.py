@@ -5,15 +5,16 @@ into the request fields that provider documents; the provider modules only splic
 into their request. Decisions, spelled out once:
 
 - ``thinking``: OpenAI ``reasoning_effort`` (``True`` is ``"medium"``, ``False`` is
-  ``"none"``); Anthropic extended thinking with a token budget per level (``max_tokens`` is
-  raised by the budget, so the answer keeps its own allowance; ``False`` sends
-  ``{"type": "disabled"}``);
-  Ollama ``think`` (levels passed as they are, which gpt-oss understands).
-  The Anthropic SDK takes no ``temperature`` / ``top_p`` / ``top_k`` (current Claude models
-  fix sampling), so those are unknown options there, named as such.
+  ``"none"``; a server that refuses it answers 400, raised as :class:`UnsupportedOptionError`);
+  Anthropic extended thinking with a token budget per level (``max_tokens`` is raised by the
+  budget, so the answer keeps its own allowance; ``False`` sends ``{"type": "disabled"}``);
+  Ollama ``think`` (levels passed as they are, which gpt-oss understands; a model that cannot
+  think answers 400, raised the same way); ``local`` refuses it.
 - ``generate_kwargs``: the provider's own parameter names, plus the common spellings
   ``max_tokens`` and ``stop`` where the provider calls them otherwise. Anything else is an
-  :class:`UnsupportedOptionError` naming the provider and the accepted names.
+  :class:`UnsupportedOptionError` naming the provider and the accepted names. The Anthropic
+  SDK takes no ``temperature`` / ``top_p`` / ``top_k`` (current Claude models fix sampling),
+  so those are unknown there.
 - ``response_format``: OpenAI ``json_schema`` (strict when the schema allows it); Anthropic a
   forced answer tool whose input is the answer; Ollama ``format``. With tools in the same
   turn, OpenAI and Ollama send both (the model calls a tool or answers in the schema);

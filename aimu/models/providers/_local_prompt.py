@@ -62,14 +62,21 @@ def _last_user(messages: list[dict[str, Any]]) -> int:
 
 
 def _question_with_results(turn: list[dict[str, Any]]) -> str:
-    """The question, then every tool result of this turn, then what to do with them."""
+    """The question, then every tool result of this turn, then what to do with them. The
+    tool's name is left out: a small model starts its answer with it and drifts into what
+    the tool does."""
     question = str(turn[0].get("content") or "") if turn and turn[0]["role"] == "user" else ""
     results = [
-        f"The {m.get('name') or 'tool'} tool says: {str(m.get('content') or '').strip()}"
-        for m in turn
-        if m["role"] == "tool"
+        f"The tool says: {_plain(str(m.get('content') or ''))}" for m in turn if m["role"] == "tool"
     ]
     return "\n\n".join([question, *results, "Answer with what the tool says."])
+
+
+def _plain(result: str) -> str:
+    """A tool result as running text: Markdown heading marks and blank lines dropped, which a
+    small model otherwise copies as its whole answer before stopping."""
+    lines = [line.strip().lstrip("#").strip() for line in result.strip().splitlines()]
+    return "\n".join(line for line in lines if line)
 
 
 def _turns(

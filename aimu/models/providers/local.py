@@ -12,8 +12,16 @@ Tool calls are made reliable by constrained decoding: when tools are offered, th
 reply must match :func:`aimu.models.providers._grammar.decision_schema` (call one tool with
 schema-valid arguments, or answer). When it chooses to answer, or repeats a call whose result
 it already has, the answer is generated again as free text, which small models write far
-better than JSON strings. Tool results are fed back as a user turn ("The tool x returned:
-...") because small models read that more reliably than a ``tool`` role.
+better than JSON strings. Decisions are decoded greedily unless a temperature is chosen.
+Tool results are fed back as user turns (:mod:`aimu.models.providers._local_prompt`), because
+small models read that more reliably than a ``tool`` role; the answer after a tool call gets
+the question and the result together in its last turn, greedy decoding without a repeat
+penalty, 96 tokens and one paragraph, so that it states the result instead of drifting.
+
+Generation options: ``response_format`` constrains the answer with the schema's grammar (with
+tools, once the model chooses to answer); ``thinking`` is refused (these models cannot
+think; ``False`` is accepted); ``generate_kwargs`` and ``default_generate_kwargs`` are
+``create_chat_completion`` options, checked by name.
 
 Generation runs on a worker thread and streams tokens back, so the event loop (a Jupyter
 kernel) stays responsive and a cancelled run stops between two tokens. Load options:
@@ -67,7 +75,7 @@ _RESERVED = (
 )  # fmt: skip
 ANSWER_REPEAT_PENALTY = 1.1
 #: Tokens an answer after a tool call may take: a sentence stating the result.
-GROUNDED_MAX_TOKENS = 48
+GROUNDED_MAX_TOKENS = 96
 _ANSWER_START = re.compile(r'^\s*\{\s*"answer"')
 
 
@@ -245,6 +253,7 @@ class LocalClient(ModelClient):
             schema = json.dumps(form["schema"])
             answer_grammar = await loop.run_in_executor(None, _grammar, schema)
         stats = {}
+        one_paragraph = grounded(messages) and not form and "stop" not in chosen
         answer = self._generate(
             loaded,
             render(messages, None, form),
@@ -252,8 +261,19 @@ class LocalClient(ModelClient):
             stats,
             _answer_params(params, chosen, grounded(messages)),
         )
+        written = ""
+        tokens = 0
         async with contextlib.aclosing(answer):
             async for piece in answer:
+                tokens += 1  # llama.cpp streams one token per piece
+                end = _paragraph_end(written + piece) if one_paragraph else None
+                if end is not None:
+                    if end > len(written):
+                        yield TextDelta((written + piece)[len(written) : end])
+                    stats.setdefault("completion", tokens)
+                    stats["finish"] = "stop"
+                    break
+                written += piece
                 yield TextDelta(piece)
         _add(counts, stats)
         yield TurnEnd(Usage(*counts), stats.get("finish") or "stop")
@@ -330,17 +350,29 @@ def _accepted() -> frozenset[str]:
 
 def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
     """Options for the free-text answer: a repeat penalty against loops; after a tool call
-    none (the answer should repeat the result's tokens), greedy decoding, one paragraph and a
-    short token budget (unless the caller chose these), so it states the result and stops."""
+    none (the answer should repeat the result's tokens), greedy decoding and a short token
+    budget (unless the caller chose these), so it states the result and stops; the stream
+    keeps only the answer's first paragraph."""
     out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
     if grounded:
         if "temperature" not in chosen:
             out["temperature"] = 0.0
-        if "stop" not in chosen:
-            out["stop"] = ["\n\n"]
         if "max_tokens" not in chosen:
             out["max_tokens"] = min(out["max_tokens"], GROUNDED_MAX_TOKENS)
     return out
+
+
+def _paragraph_end(text: str) -> int | None:
+    """Where the first paragraph of ``text`` ends, at a blank line after some words; a
+    paragraph ending in a colon or a heading announces what follows and does not count."""
+    start = 0
+    while (found := text.find("\n\n", start)) >= 0:
+        before = text[:found].rstrip()
+        heading = before.rpartition("\n")[2].lstrip().startswith("#")
+        if before and not before.endswith(":") and not heading:
+            return len(before)
+        start = found + 2
+    return None
 
 
 def _check_params(params: dict[str, Any], accepted: frozenset[str]) -> dict[str, Any]:

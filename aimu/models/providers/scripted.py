@@ -21,7 +21,7 @@ import copy
 import itertools
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 from aimu.models.base import (
@@ -57,15 +57,24 @@ class ScriptedClient(ModelClient):
     """Replays ``turns`` in order, streaming each answer word by word.
 
     ``delay`` (seconds) pauses between streamed pieces, to make timing visible in demos and
-    to give interrupts something to interrupt.
+    to give interrupts something to interrupt. ``default_generate_kwargs`` is kept as given
+    (nothing is generated), so a test can check what a factory passed.
     """
 
     provider = "scripted"
 
-    def __init__(self, turns: Iterable[Turn] = (), *, model: str = "", delay: float = 0.0):
+    def __init__(
+        self,
+        turns: Iterable[Turn] = (),
+        *,
+        model: str = "",
+        delay: float = 0.0,
+        default_generate_kwargs: Mapping[str, Any] | None = None,
+    ):
         self.model = model
         self.turns: list[Turn] = list(turns)
         self.delay = delay
+        self.default_generate_kwargs = dict(default_generate_kwargs or {})
         self.requests: list[dict[str, Any]] = []
         self._next = 0
 
@@ -75,7 +84,12 @@ class ScriptedClient(ModelClient):
         return len(self.turns) - self._next
 
     def clone(self) -> ScriptedClient:
-        return ScriptedClient(self.turns, model=self.model, delay=self.delay)
+        return ScriptedClient(
+            self.turns,
+            model=self.model,
+            delay=self.delay,
+            default_generate_kwargs=self.default_generate_kwargs,
+        )
 
     async def stream(
         self,
