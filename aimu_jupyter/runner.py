@@ -27,7 +27,7 @@ from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
 from aimu_jupyter.toolbox import Toolset, resolve_tools
-from aimu_jupyter.view import open_view
+from aimu_jupyter.view import RunView, open_view
 from aimu_jupyter.wake import wake_on_signals
 
 NO_MODEL = (
@@ -88,7 +88,7 @@ async def run(
         always_allowed=conversation.always_allowed,
     )
     stop = asyncio.Event()
-    inbox = Inbox() if view.draws_widgets else None  # someone can type into the box
+    inbox = Inbox() if view.may_draw_widgets else None  # someone may type into the box
     agent = Agent(
         client,
         system_message=system if system is not None else settings.system or None,
@@ -105,9 +105,8 @@ async def run(
         _replace_system(agent.messages, system)
 
     view.show()
-    box = InboxBox(inbox) if inbox is not None else None
-    if box is not None:
-        box.show()
+    boxes: list[InboxBox] = []
+    showing = asyncio.ensure_future(_show_box(view, inbox, boxes)) if inbox is not None else None
     decided_by = getattr(policy, "decided_by", None)
     stream = agent.stream(prompt, schema=answer_type)
     try:
@@ -131,12 +130,23 @@ async def run(
         raise
     finally:
         await stream.aclose()
-        if box is not None:
+        if showing is not None:
+            showing.cancel()
+            await asyncio.gather(showing, return_exceptions=True)
+        for box in boxes:
             box.close()
         await view.close(completed=record.status == "done")
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)
     return record.answer
+
+
+async def _show_box(view: RunView, inbox: Inbox, shown: list[InboxBox]) -> None:
+    """Show the "tell the agent…" box once the frontend is known to draw widgets."""
+    if await view.widgets_drawn():
+        box = InboxBox(inbox)
+        box.show()
+        shown.append(box)
 
 
 async def resolve_options(

@@ -48,8 +48,8 @@ class RunView:
         draws_widgets: bool = False,
     ):
         self.record = record
-        #: Whether the frontend is known (or expected) to draw widgets the user can use.
-        self.draws_widgets = draws_widgets
+        #: Whether a click can reach this run: the frontend draws widgets, or may (probed).
+        self.may_draw_widgets = draws_widgets or probe is not None
         self.live = live
         self.text = text
         self.ask = ask
@@ -59,6 +59,12 @@ class RunView:
     def show(self) -> None:
         if self.live is not None:
             self.live.show()
+
+    async def widgets_drawn(self) -> bool:
+        """Whether the frontend draws widgets, waiting for the probe's answer if need be."""
+        if self._probe is None:
+            return self.may_draw_widgets
+        return await self._probe.draws_widgets()
 
     def feed(self, chunk: StreamChunk) -> None:
         """Show ``chunk``, which the record has already taken in."""
@@ -141,7 +147,7 @@ def open_view(
     def remember(value: bool) -> None:
         session.frontends[client] = value
 
-    return RunView(record, live=live, ask=ask, probe=probe, remember=remember, draws_widgets=True)
+    return RunView(record, live=live, ask=ask, probe=probe, remember=remember)
 
 
 def _widgets_usable(session: Session) -> bool:

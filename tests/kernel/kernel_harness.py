@@ -39,6 +39,20 @@ class Execution:
     def of_type(self, *types: str) -> list[dict[str, Any]]:
         return [m for m in self.messages if m["msg_type"] in types]
 
+    def run_outputs(self) -> list[dict[str, Any]]:
+        """The ``display_data`` outputs, leaving out a run's "tell the agent…" box."""
+        boxes = {
+            m["content"]["comm_id"]
+            for m in self.of_type("comm_open")
+            if "aimu-inbox" in m["content"]["data"].get("state", {}).get("_dom_classes", ())
+        }
+        view = "application/vnd.jupyter.widget-view+json"
+        return [
+            m
+            for m in self.of_type("display_data")
+            if m["content"]["data"].get(view, {}).get("model_id") not in boxes
+        ]
+
     @property
     def displays(self) -> list[dict[str, Any]]:
         return self.of_type("display_data", "update_display_data")

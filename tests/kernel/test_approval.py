@@ -60,7 +60,7 @@ def test_clicking_approve_while_the_cell_runs_lets_the_gated_tool_run(kernel, tm
     assert card["approval"] == {"approved": True, "reason": "", "by": "user"}
     assert result.record["events"][-1] == {"type": "text", "text": "Wrote it."}
     # the panel was shown in the run's own output, which ends as the record alone
-    assert len(result.of_type("display_data")) == 1
+    assert len(result.run_outputs()) == 1
     display_id = result.displays[0]["content"]["transient"]["display_id"]
     with_panel = [m for m in result.displays if WIDGET_VIEW in m["content"]["data"]]
     assert with_panel
