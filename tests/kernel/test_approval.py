@@ -60,12 +60,12 @@ def test_clicking_approve_while_the_cell_runs_lets_the_gated_tool_run(kernel, tm
     assert card["approval"] == {"approved": True, "reason": "", "by": "user"}
     assert result.record["events"][-1] == {"type": "text", "text": "Wrote it."}
     # the panel was shown in the run's own output, which ends as the record alone
-    assert len(result.run_outputs()) == 1
-    display_id = result.displays[0]["content"]["transient"]["display_id"]
-    with_panel = [m for m in result.displays if WIDGET_VIEW in m["content"]["data"]]
+    (output,) = result.run_outputs()
+    display_id = output["content"]["transient"]["display_id"]
+    run = [m for m in result.displays if m["content"]["transient"]["display_id"] == display_id]
+    with_panel = [m for m in run if WIDGET_VIEW in m["content"]["data"]]
     assert with_panel
-    assert {m["content"]["transient"]["display_id"] for m in result.displays} == {display_id}
-    assert WIDGET_VIEW not in result.displays[-1]["content"]["data"]
+    assert WIDGET_VIEW not in run[-1]["content"]["data"]
     assert "write_file" in with_panel[0]["content"]["data"]["text/plain"]
 
 
