@@ -92,5 +92,5 @@ def _build_and_run(tmp_path, venv):
     )
     assert job.returncode == 0, job.stdout[-3000:] + job.stderr[-3000:]
     assert "Model: local, the embedded SmolLM2-135M" in job.stdout
-    assert "6 agent runs; models: local, scripted" in job.stdout
+    assert "8 agent runs; models: local, scripted" in job.stdout
     assert "[tool get_current_date_and_time({})] done" in job.stdout
