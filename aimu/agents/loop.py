@@ -150,8 +150,10 @@ class AgentCore:
         return OutputSchema.of(schema).build(done["output"])
 
     def reset(self) -> None:
-        """Forget the conversation; the next run starts fresh."""
+        """Forget the conversation (and the tool groups it loaded); the next run starts fresh."""
         self.messages.clear()
+        if self.tool_groups is not None:
+            self.tool_groups = self.tool_groups.fresh()
 
     async def chunks(
         self, task: str, **overrides: Unpack[RunOverrides]

@@ -114,9 +114,12 @@ def render_prompts(task: Task, rows: list[Any]) -> list[str]:
 
 
 def fresh_conversation(template: AgentCore) -> AgentCore:
-    """A copy of ``template`` with its own, empty conversation (same model, tools, policy)."""
+    """A copy of ``template`` with its own, empty conversation (same model, tools, policy)
+    and no tool group loaded yet."""
     agent = copy.copy(template)
     agent.messages = []
+    if agent.tool_groups is not None:
+        agent.tool_groups = agent.tool_groups.fresh()
     return agent
 
 

@@ -87,6 +87,10 @@ class GroupLoader:
         self._taken = taken
         self.tool = self._make_tool()
 
+    def fresh(self) -> GroupLoader:
+        """The same groups with nothing loaded, for a new conversation."""
+        return GroupLoader(list(self.groups.values()), self._taken)
+
     def load(self, group: str) -> str:
         """Load ``group``; the text the model reads."""
         chosen = self.groups.get(group)
