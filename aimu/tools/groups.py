@@ -98,7 +98,7 @@ class GroupLoader:
             return f"Unknown tool group {group!r}. Groups: {', '.join(self.groups)}."
         if group in self._done:
             return f"Tool group {group!r} is already loaded: {', '.join(chosen.tool_names)}."
-        taken = set(self._taken()) | set(self.loaded)
+        taken = set(self._taken()) | set(self.loaded) | {LOAD_TOOLS}
         added, skipped = [], []
         for fn, name in zip(chosen.tools, chosen.tool_names, strict=True):
             if name in taken:
