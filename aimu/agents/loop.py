@@ -89,7 +89,12 @@ class AgentCore:
     ``inbox`` (an :class:`~aimu.agents.Inbox`) delivers messages put during a run;
     ``tool_groups`` are loaded on demand through a ``load_tools`` tool; ``events`` is an
     :data:`~aimu.agents.events.EventSink`.
+
+    ``threaded_tools``, when true, runs every synchronous tool on a worker thread, so this
+    event loop (a sub-agent's deadline, an interrupt, other agents on it) is never blocked.
     """
+
+    threaded_tools: bool = False
 
     def __init__(
         self,
@@ -435,7 +440,7 @@ class AgentCore:
                 context=context,
                 emit=emit,
                 approval_lock=lock,
-                threaded=concurrent,
+                threaded=concurrent or self.threaded_tools,
                 flush=queue.join,
             )
             results[call.id] = result
