@@ -27,7 +27,7 @@ from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
 from aimu_jupyter.toolbox import Toolset, resolve_tools
-from aimu_jupyter.view import open_view
+from aimu_jupyter.view import RunView, open_view
 from aimu_jupyter.wake import wake_on_signals
 
 NO_MODEL = (
@@ -106,8 +106,7 @@ async def run(
 
     view.show()
     box = InboxBox(inbox) if inbox is not None else None
-    if box is not None:
-        box.show()
+    showing = asyncio.ensure_future(_show_when_drawn(box, view)) if box is not None else None
     decided_by = getattr(policy, "decided_by", None)
     stream = agent.stream(prompt, schema=answer_type)
     try:
@@ -131,12 +130,20 @@ async def run(
         raise
     finally:
         await stream.aclose()
+        if showing is not None:
+            showing.cancel()
         if box is not None:
             box.close()
         await view.close(completed=record.status == "done")
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)
     return record.answer
+
+
+async def _show_when_drawn(box: InboxBox, view: RunView) -> None:
+    """Show the box once the frontend is known to draw widgets (a console never sees it)."""
+    if await view.widgets_drawn():
+        box.show()
 
 
 async def resolve_options(

@@ -60,6 +60,12 @@ class RunView:
         if self.live is not None:
             self.live.show()
 
+    async def widgets_drawn(self) -> bool:
+        """Whether the frontend draws widgets: known, else the probe's answer (awaited)."""
+        if self._probe is None:
+            return self.draws_widgets
+        return await self._probe.draws_widgets()
+
     def feed(self, chunk: StreamChunk) -> None:
         """Show ``chunk``, which the record has already taken in."""
         if self.live is not None:
