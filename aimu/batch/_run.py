@@ -111,6 +111,8 @@ def render_prompts(task: Task, rows: list[Any]) -> list[str]:
             raise ValueError(
                 f"item {position} cannot fill the task: no field {exc} (its fields: {known})"
             ) from None
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"item {position} cannot fill the task: {exc}") from None
     return prompts
 
 

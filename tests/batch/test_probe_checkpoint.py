@@ -1,7 +1,8 @@
-"""A checkpoint record that no longer fits the batch is run again, never a raw crash."""
+"""Batch edges: a checkpoint record that no longer fits runs again; a bad item is named."""
 
 import json
 
+import pytest
 from pydantic import BaseModel
 
 import aimu
@@ -39,3 +40,9 @@ def test_a_hand_edited_record_is_run_again(tmp_path):
     result = aimu.batch("Do {item}", ["one"], agent=Agent(ScriptedClient(["again"])),
                         checkpoint=checkpoint)  # fmt: skip
     assert [(item.status, item.answer) for item in result] == [("ok", "again")]
+
+
+def test_an_item_whose_value_does_not_fit_a_format_spec_is_named():
+    with pytest.raises(ValueError, match=r"item 1 cannot fill the task: .*format code 'f'"):
+        aimu.batch("Score {n:.2f}", [{"n": 1.5}, {"n": "high"}],
+                   agent=Agent(ScriptedClient(["ok"])))  # fmt: skip
