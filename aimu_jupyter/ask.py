@@ -20,13 +20,16 @@ VALUE_CHARS = 80
 CHOICES = "[y]es / [n]o / [a]lways / or type a reason to deny: "
 
 
-def call_text(tool_name: str, arguments: dict[str, Any]) -> str:
-    """``write_file(path='a.txt', content='hi')``: the call as the user would write it."""
+def call_text(tool_name: str, arguments: dict[str, Any], limit: int | None = VALUE_CHARS) -> str:
+    """``write_file(path='a.txt', content='hi')``: the call as the user would write it.
+
+    Values are cut to ``limit`` characters; ``None`` shows them whole, as an approval
+    question must (padding must not push the part that matters out of sight)."""
     shown = []
     for key, value in arguments.items():
         text = repr(value)
-        if len(text) > VALUE_CHARS:
-            text = text[: VALUE_CHARS - 1] + "…"
+        if limit is not None and len(text) > limit:
+            text = text[: limit - 1] + "…"
         shown.append(f"{key}={text}")
     return f"{tool_name}({', '.join(shown)})"
 
@@ -57,7 +60,7 @@ class StdinAsk:
         for _ in range(3):  # let the chunks emitted before this call be shown first
             await asyncio.sleep(0)
         asker = f"Sub-agent {agent} asks: " if agent else ""
-        question = f"{asker}Approve {call_text(tool_name, arguments)}? {CHOICES}"
+        question = f"{asker}Approve {call_text(tool_name, arguments, None)}? {CHOICES}"
         try:
             with sigint_raises():
                 answer = builtins.input(question)

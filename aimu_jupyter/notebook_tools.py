@@ -3,8 +3,9 @@
 ``list_variables``, ``describe_variable`` and ``read_cells`` only read; ``add_cell`` writes
 the notebook (a new, unexecuted cell below the agent's cell), so it asks first. Values that
 look like secrets (the values of variables and environment variables named like ``api_key``
-or ``token``, wherever they appear) are shown as ``[hidden]``, so a notebook's credentials
-never reach the model through these tools.
+or ``token``, wherever they appear; a quoted value written beside such a name, as in
+``api_key="..."`` or ``{"token": "..."}``; the password of a ``user:password@`` URL) are
+shown as ``[hidden]``, so a notebook's credentials never reach the model through these tools.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from aimu.tools.decorator import tool
 
 MAX_CHARS = 4_000
 _SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
+_NAMED_LITERAL = re.compile(
+    r"""((?:key|token|secret|passw|credential|auth)\w*['"]?\s*[:=]\s*)(['"])[^'"\n]+\2""",
+    re.IGNORECASE,
+)
+_URL_PASSWORD = re.compile(r"(\w[\w+.-]*://[^/@\s:'\"]+:)[^/@\s'\"]+@")
 
 
 def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
@@ -144,12 +150,14 @@ def _looks_secret(name: str, value: Any) -> bool:
 
 
 def redact_secrets(text: str, user_ns: dict[str, Any]) -> str:
-    """Hide the values of secret-named environment variables and notebook strings."""
+    """Hide the values of secret-named environment variables and notebook strings, quoted
+    values written beside a secret name, and URL passwords."""
     named = [*os.environ.items(), *user_ns.items()]
     for key, secret in named:
         if isinstance(secret, str) and len(secret) >= 8 and _SECRET_NAME.search(key):
             text = text.replace(secret, "[hidden]")
-    return text
+    text = _NAMED_LITERAL.sub(r"\1\2[hidden]\2", text)
+    return _URL_PASSWORD.sub(r"\1[hidden]@", text)
 
 
 def _safe_repr(value: Any) -> str:

@@ -69,7 +69,7 @@ class ApprovalPanels:
         name = html.escape(tool_name)
         asker = f"Sub-agent <code>{html.escape(agent)}</code> asks: a" if agent else "A"
         title = widgets.HTML(f"<b>{asker}pprove a call to <code>{name}</code>?</b>")
-        shown = html.escape(pretty_arguments(arguments))
+        shown = html.escape(pretty_arguments(arguments, fold=False))
         args = widgets.HTML(f"<pre style='{_STYLE}'>{shown}</pre>")
         reason = widgets.Text(
             placeholder="Reason, if you deny (the model reads it)",

@@ -369,9 +369,11 @@ def _inline(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def pretty_arguments(arguments: Any) -> str:
-    """Arguments as indented JSON, long string values shortened."""
-    return json.dumps(_fold_values(arguments), indent=2, ensure_ascii=False, default=str)
+def pretty_arguments(arguments: Any, fold: bool = True) -> str:
+    """Arguments as indented JSON, long string values shortened unless ``fold`` is false
+    (an approval panel shows what it approves in full)."""
+    shown = _fold_values(arguments) if fold else arguments
+    return json.dumps(shown, indent=2, ensure_ascii=False, default=str)
 
 
 def _fold_values(value: Any) -> Any:

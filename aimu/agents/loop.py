@@ -89,7 +89,12 @@ class AgentCore:
     ``inbox`` (an :class:`~aimu.agents.Inbox`) delivers messages put during a run;
     ``tool_groups`` are loaded on demand through a ``load_tools`` tool; ``events`` is an
     :data:`~aimu.agents.events.EventSink`.
+
+    ``threaded_tools``, when true, runs every synchronous tool on a worker thread, so this
+    event loop (a sub-agent's deadline, an interrupt, other agents on it) is never blocked.
     """
+
+    threaded_tools: bool = False
 
     def __init__(
         self,
@@ -150,8 +155,10 @@ class AgentCore:
         return OutputSchema.of(schema).build(done["output"])
 
     def reset(self) -> None:
-        """Forget the conversation; the next run starts fresh."""
+        """Forget the conversation (and the tool groups it loaded); the next run starts fresh."""
         self.messages.clear()
+        if self.tool_groups is not None:
+            self.tool_groups = self.tool_groups.fresh()
 
     async def chunks(
         self, task: str, **overrides: Unpack[RunOverrides]
@@ -433,7 +440,7 @@ class AgentCore:
                 context=context,
                 emit=emit,
                 approval_lock=lock,
-                threaded=concurrent,
+                threaded=concurrent or self.threaded_tools,
                 flush=queue.join,
             )
             results[call.id] = result

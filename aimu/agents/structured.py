@@ -32,6 +32,7 @@ class OutputSchema:
 
     target: Any
     adapter: Adapter
+    schema: dict[str, Any]
 
     @classmethod
     def of(cls, target: Any) -> OutputSchema:
@@ -41,18 +42,19 @@ class OutputSchema:
             raise TypeError(
                 f"schema must be a pydantic model, a dataclass or a TypedDict: {exc}"
             ) from None
-        if adapter.schema.get("type") != "object" and "properties" not in adapter.schema:
+        schema = _rooted(adapter.schema)
+        if schema.get("type") != "object" and "properties" not in schema:
             raise TypeError(
                 f"schema must be a pydantic model, a dataclass or a TypedDict, not {target!r}"
             )
-        return cls(target, adapter)
+        return cls(target, adapter, schema)
 
     @property
     def name(self) -> str:
         return re.sub(r"[^A-Za-z0-9_-]", "_", getattr(self.target, "__name__", "answer"))[:64]
 
     def response_format(self) -> dict[str, Any]:
-        return {"name": self.name, "schema": self.adapter.schema}
+        return {"name": self.name, "schema": self.schema}
 
     def parse(self, text: str) -> tuple[Any, str | None]:
         """``(json value, None)`` when ``text`` validates, else ``(None, what is wrong)``."""
@@ -73,8 +75,20 @@ class OutputSchema:
         return (
             f"Your answer did not match the required {self.name} schema: {problem}. "
             "Reply with only a JSON object that follows this JSON Schema, no other text:\n"
-            + json.dumps(self.adapter.schema)
+            + json.dumps(self.schema)
         )
+
+
+def _rooted(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a root ``$ref`` (a self-referencing model, e.g. a tree) replaced by the
+    definition it names, so the root is the object providers require."""
+    ref = schema.get("$ref")
+    defs = schema.get("$defs") or {}
+    name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+    if name is None or name not in defs:
+        return schema
+    rest = {key: value for key, value in schema.items() if key != "$ref"}
+    return {**defs[name], **rest}
 
 
 def _decode(text: str) -> Any:
@@ -85,7 +99,7 @@ def _decode(text: str) -> Any:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value

@@ -291,6 +291,7 @@ async def _run_subagent(
         events=limits.events,
     )
     child.parent_run_id = ctx.run_id or None
+    child.threaded_tools = True  # its deadline and an interrupt must reach a blocking tool
     running[name] = child
     chunks: asyncio.Queue = asyncio.Queue()
     runner = asyncio.ensure_future(_pump(child, task, chunks))

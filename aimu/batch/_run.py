@@ -12,6 +12,7 @@ import asyncio
 import collections
 import contextlib
 import copy
+import logging
 import string
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -32,6 +33,9 @@ from aimu.models.errors import (
     RateLimitError,
     UnknownProviderError,
 )
+from aimu.tools._types import Mismatch
+
+logger = logging.getLogger("aimu.batch")
 
 Task = str | Callable[[Any], str]
 Attempt = Callable[[str], Awaitable[tuple[str, Any, dict[str, int]]]]
@@ -107,6 +111,8 @@ def render_prompts(task: Task, rows: list[Any]) -> list[str]:
             raise ValueError(
                 f"item {position} cannot fill the task: no field {exc} (its fields: {known})"
             ) from None
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"item {position} cannot fill the task: {exc}") from None
     return prompts
 
 
@@ -114,9 +120,12 @@ def render_prompts(task: Task, rows: list[Any]) -> list[str]:
 
 
 def fresh_conversation(template: AgentCore) -> AgentCore:
-    """A copy of ``template`` with its own, empty conversation (same model, tools, policy)."""
+    """A copy of ``template`` with its own, empty conversation (same model, tools, policy)
+    and no tool group loaded yet."""
     agent = copy.copy(template)
     agent.messages = []
+    if agent.tool_groups is not None:
+        agent.tool_groups = agent.tool_groups.fresh()
     return agent
 
 
@@ -294,22 +303,31 @@ def plan(
     resumed: list[BatchItem] = []
     for position, (row, prompt, key) in enumerate(zip(rows, prompts, keys, strict=True)):
         record = done.get(key)
-        if succeeded(record):
-            assert record is not None
-            resumed.append(
-                BatchItem(
-                    position,
-                    row,
-                    prompt,
-                    OK,
-                    record.get("answer"),
-                    load_value(schema, record.get("value")),
-                    None,
-                    dict(record.get("usage") or {}),
-                    int(record.get("attempts") or 0),
-                    True,
-                )
-            )
+        kept = _resumed(position, row, prompt, record, schema) if succeeded(record) else None
+        if kept is not None:
+            resumed.append(kept)
         else:
             jobs.append(Job(position, row, prompt, key))
     return jobs, resumed, len(rows), index
+
+
+def _resumed(position: int, row: Any, prompt: str, record: Any, schema: Any) -> BatchItem | None:
+    """The finished item a checkpoint record holds, or ``None`` (it runs again) when the
+    record cannot be read back, e.g. it was written for another schema."""
+    try:
+        return BatchItem(
+            position,
+            row,
+            prompt,
+            OK,
+            record.get("answer"),
+            load_value(schema, record.get("value")),
+            None,
+            dict(record.get("usage") or {}),
+            int(record.get("attempts") or 0),
+            True,
+        )
+    except (Mismatch, TypeError, ValueError):
+        logger.warning("item %d: its checkpoint record does not fit this batch; running it again",
+                       position)  # fmt: skip
+        return None

@@ -87,6 +87,10 @@ class GroupLoader:
         self._taken = taken
         self.tool = self._make_tool()
 
+    def fresh(self) -> GroupLoader:
+        """The same groups with nothing loaded, for a new conversation."""
+        return GroupLoader(list(self.groups.values()), self._taken)
+
     def load(self, group: str) -> str:
         """Load ``group``; the text the model reads."""
         chosen = self.groups.get(group)
@@ -94,7 +98,7 @@ class GroupLoader:
             return f"Unknown tool group {group!r}. Groups: {', '.join(self.groups)}."
         if group in self._done:
             return f"Tool group {group!r} is already loaded: {', '.join(chosen.tool_names)}."
-        taken = set(self._taken()) | set(self.loaded)
+        taken = set(self._taken()) | set(self.loaded) | {LOAD_TOOLS}
         added, skipped = [], []
         for fn, name in zip(chosen.tools, chosen.tool_names, strict=True):
             if name in taken:

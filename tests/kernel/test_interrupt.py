@@ -92,6 +92,14 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def assert_process_ends(pid: int) -> None:
+    """The process a tool started is gone within two seconds of the interrupt."""
+    deadline = time.monotonic() + 2
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not process_alive(pid), "the command's child outlived the interrupt"
+
+
 def test_interrupt_stops_a_threaded_builtin_and_kills_its_child(kernel, tmp_path):
     pid_file = tmp_path / "child.pid"
     command = "echo $$ > child.pid; exec sleep 30"
@@ -102,11 +110,7 @@ def test_interrupt_stops_a_threaded_builtin_and_kills_its_child(kernel, tmp_path
         lambda: pid_file.exists() and pid_file.read_text().strip(),
     )
     assert_interrupted(result, seconds)
-    pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 2
-    while process_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not process_alive(pid), "the command's child outlived the interrupt"
+    assert_process_ends(int(pid_file.read_text()))
     assert_conversation_continues(kernel)
 
 

@@ -103,7 +103,7 @@ def json_object(data: str, label: str) -> dict[str, Any]:
     """One stream event's data decoded as a JSON object."""
     try:
         value = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise MalformedStreamError(
             f"{label} sent a stream event that is not JSON ({exc}): {_excerpt(data)}"
         ) from None
@@ -124,7 +124,7 @@ def field(container: Any, name: str, kind: type | tuple[type, ...], label: str) 
     if not isinstance(container, dict):
         raise MalformedStreamError(
             f"{label} sent a stream event with a {type(container).__name__} where an object "
-            f"with {name!r} belongs: {_excerpt(json.dumps(container, default=str))}"
+            f"with {name!r} belongs: {_shown(container)}"
         )
     value = container.get(name)
     if value is None or isinstance(value, kind):
@@ -132,7 +132,7 @@ def field(container: Any, name: str, kind: type | tuple[type, ...], label: str) 
     names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
     raise MalformedStreamError(
         f"{label} sent a stream event whose {name!r} is {type(value).__name__}, not {names}: "
-        f"{_excerpt(json.dumps(container, default=str))}"
+        f"{_shown(container)}"
     )
 
 
@@ -141,6 +141,14 @@ def malformed(label: str, exc: Exception) -> MalformedStreamError:
     return MalformedStreamError(
         f"{label} sent a stream event of an unexpected shape ({type(exc).__name__}: {exc})"
     )
+
+
+def _shown(value: Any) -> str:
+    """An excerpt of ``value`` as JSON for an error message (a too-deep value is named)."""
+    try:
+        return _excerpt(json.dumps(value, default=str))
+    except (ValueError, RecursionError):
+        return f"(a {type(value).__name__} nested too deeply to show)"
 
 
 def _excerpt(text: str, limit: int = 200) -> str:

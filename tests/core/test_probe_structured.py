@@ -1,0 +1,39 @@
+"""Structured output against hostile answers: each ends in StructuredOutputError, never raw."""
+
+import pytest
+from pydantic import BaseModel
+
+from aimu import Agent
+from aimu.agents.structured import StructuredOutputError
+from aimu.models.providers.scripted import ScriptedClient
+
+
+class City(BaseModel):
+    name: str
+    population: int
+
+
+DEEP_ARRAY = '{"name": ' + "[" * 100_000 + "]" * 100_000 + ', "population": 1}'
+DEEP_OBJECT = '{"name": "x", "z": ' + '{"a":' * 5_000 + "1" + "}" * 5_000 + "}"
+
+
+@pytest.mark.parametrize("answer", [DEEP_ARRAY, DEEP_OBJECT], ids=["array", "object"])
+def test_a_deeply_nested_answer_is_a_structured_output_error(answer):
+    agent = Agent(ScriptedClient([answer] * 3))
+    with pytest.raises(StructuredOutputError, match="City schema"):
+        agent.run("describe", schema=City)
+
+
+class Node(BaseModel):
+    name: str
+    children: list["Node"] = []
+
+
+def test_a_self_referencing_model_is_a_schema_whose_root_is_an_object():
+    model = ScriptedClient(['{"name": "root", "children": [{"name": "leaf"}]}'])
+    tree = Agent(model).run("draw a tree", schema=Node)
+    assert tree == Node(name="root", children=[Node(name="leaf")])
+    sent = model.requests[0]["options"].response_format["schema"]
+    assert sent["type"] == "object" and "$ref" not in sent
+    assert sent["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert "Node" in sent["$defs"]
