@@ -52,7 +52,7 @@ def test_a_message_typed_while_the_run_goes_reaches_the_model_at_its_next_turn(k
     assert kinds == ["tool", "user_message", "text"]
     assert events[1]["text"] == "Use metric units, please."
     assert "**You, during the run:** Use metric units, please." in result.bundle["text/markdown"]
-    assert len(result.run_outputs()) == 1  # the box lived in the run's own output
+    (output,) = result.run_outputs()  # the box lived in the run's own output
     assert "application/vnd.jupyter.widget-view+json" not in result.displays[-1]["content"]["data"]
 
 
