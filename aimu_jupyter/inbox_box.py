@@ -5,15 +5,16 @@ While a run goes on, a one-line text box sits below its live record. What the us
 reads it as a user message before its next model turn, and the record shows it where it was
 delivered. ipykernel >= 7.4 delivers widget messages while the cell awaits, possibly on a
 subshell thread: the inbox is thread-safe, and the widget is updated on the run's loop.
-The box is docked in the run's own output (:meth:`~aimu_jupyter.live.LiveDisplay.dock`):
-when the run ends that output is the record alone, so a saved notebook holds no dead
-widget and no empty output. Headless runs and frontends that draw no widgets get no box.
+When the run ends the box is replaced by a one-line note (or by nothing), so a saved
+notebook holds no dead widget. Headless runs get no box.
 """
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
+
+from IPython.display import display
 
 from aimu.agents.inbox import Inbox
 
@@ -23,7 +24,7 @@ BOX_CLASS = "aimu-inbox"
 
 
 class InboxBox:
-    """A text box feeding ``inbox``, docked under the run's record."""
+    """A text box feeding ``inbox``, shown in a display slot of its own."""
 
     def __init__(self, inbox: Inbox) -> None:
         import ipywidgets as widgets
@@ -44,14 +45,18 @@ class InboxBox:
         self._box = widgets.VBox(
             [widgets.HBox([self._text, self._send]), self._status], _dom_classes=(BOX_CLASS,)
         )
+        self._handle: Any = None
 
-    @property
-    def widget(self) -> Any:
-        """The box, to dock under the run's record (:meth:`LiveDisplay.dock`)."""
-        return self._box
+    def show(self) -> None:
+        self._handle = display(self._box, display_id=True)
 
     def close(self) -> None:
-        """Close the box's widgets; the record shows what was sent, where it was delivered."""
+        """Replace the box by a static note of what was sent (nothing if nothing was)."""
+        if self._handle is not None:
+            note = (
+                f"Told the agent during the run: {len(self.sent)} message(s)" if self.sent else ""
+            )
+            self._handle.update({"text/plain": note}, raw=True)
         for widget in (self._text, self._send, self._status, *self._box.children, self._box):
             widget.close()
 

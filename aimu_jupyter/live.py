@@ -16,10 +16,6 @@ from typing import Any
 
 Publish = Callable[[dict[str, Any], bool], None]
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-#: The CSS class of the widget that holds the record and a docked widget.
-DOCK_CLASS = "aimu-dock"
-
 #: At most this many updates per second.
 MAX_RATE = 20.0
 #: Bundles are spaced so that no more than this many bytes per second are published.
@@ -58,8 +54,6 @@ class LiveDisplay:
         self._shown = False
         self._closed = False
         self._extra: dict[str, Any] = {}
-        self._dock: Any = None
-        self._so_far: Any = None
         self.updates = 0
 
     def show(self) -> None:
@@ -110,31 +104,13 @@ class LiveDisplay:
         if not self._closed and not self._final_only:
             self._flush()
 
-    def dock(self, widget: Any) -> None:
-        """Keep ``widget`` under the record for the rest of the run, in the run's own output.
-
-        The output becomes one widget view holding the record (refreshed with every update)
-        and ``widget``; :meth:`close` publishes the record alone again, so nothing is left
-        behind. An :meth:`overlay` (an approval panel) takes its place while it is shown.
-        """
-        import ipywidgets as widgets
-
-        self._so_far = widgets.Output()
-        self._dock = widgets.VBox([self._so_far, widget], _dom_classes=(DOCK_CLASS,))
-        if self._shown and not self._closed and not self._final_only:
-            self._flush()
-
     def close(self) -> None:
         """Publish the final state, whatever the throttle says, and stop the timer."""
         if self._closed:
             return
         self._extra = {}
-        dock, self._dock = self._dock, None
         self._flush()
         self._closed = True
-        if dock is not None:
-            self._so_far.close()
-            dock.close()
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -148,12 +124,6 @@ class LiveDisplay:
         bundle = self._render()
         if self._extra:
             bundle = {**bundle, **self._extra}
-        elif self._dock is not None:
-            self._so_far.outputs = (
-                {"output_type": "display_data", "data": bundle, "metadata": {}},
-            )
-            view = {"version_major": 2, "version_minor": 0, "model_id": self._dock.model_id}
-            bundle = {**bundle, WIDGET_VIEW: view}
         self._publish(bundle, not self._shown)
         self._shown = True
         self.updates += 1

@@ -133,9 +133,9 @@ async def run(
         if showing is not None:
             showing.cancel()
             await asyncio.gather(showing, return_exceptions=True)
-        await view.close(completed=record.status == "done")
         for box in boxes:
             box.close()
+        await view.close(completed=record.status == "done")
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)
     return record.answer
@@ -145,7 +145,7 @@ async def _show_box(view: RunView, inbox: Inbox, shown: list[InboxBox]) -> None:
     """Show the "tell the agent…" box once the frontend is known to draw widgets."""
     if await view.widgets_drawn():
         box = InboxBox(inbox)
-        view.dock(box.widget)
+        box.show()
         shown.append(box)
 
 

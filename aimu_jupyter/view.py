@@ -60,11 +60,6 @@ class RunView:
         if self.live is not None:
             self.live.show()
 
-    def dock(self, widget: Any) -> None:
-        """Show ``widget`` under the record while the run goes (see :meth:`LiveDisplay.dock`)."""
-        if self.live is not None:
-            self.live.dock(widget)
-
     async def widgets_drawn(self) -> bool:
         """Whether the frontend draws widgets, waiting for the probe's answer if need be."""
         if self._probe is None:

@@ -228,7 +228,7 @@ class Widgets:
         """Whether ``msg`` displays a run's "tell the agent…" box (not an approval panel)."""
         view = msg["content"].get("data", {}).get("application/vnd.jupyter.widget-view+json")
         state = self.states.get((view or {}).get("model_id"), {})
-        return bool({"aimu-inbox", "aimu-dock"} & set(state.get("_dom_classes", ())))
+        return "aimu-inbox" in state.get("_dom_classes", ())
 
 
 def kernel_env(tmp_path, **extra: str) -> dict[str, str]:
