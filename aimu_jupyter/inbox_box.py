@@ -6,7 +6,9 @@ reads it as a user message before its next model turn, and the record shows it w
 delivered. ipykernel >= 7.4 delivers widget messages while the cell awaits, possibly on a
 subshell thread: the inbox is thread-safe, and the widget is updated on the run's loop.
 When the run ends the box is replaced by a one-line note (or by nothing), so a saved
-notebook holds no dead widget. Headless runs get no box.
+notebook holds no dead widget; its slot stays, empty when nothing was sent (an output
+cannot be removed without clearing the cell's others). Headless runs and frontends that
+draw no widgets get no box.
 """
 
 from __future__ import annotations
