@@ -130,8 +130,8 @@ def test_agent_cell_is_drawn_by_the_extension_not_the_markdown_fallback(page) ->
     outputs = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output.aimu-RunRenderer")
     # One output, drawn by our renderer: the bundle's text/markdown fallback is not shown.
     assert outputs.count() == 1
-    markdown = page.locator(".jp-Cell").nth(1).locator(".jp-RenderedMarkdown")
-    assert markdown.count() == 0
+    fallback = page.locator(".jp-Cell").nth(1).locator('[data-mime-type="text/markdown"]')
+    assert fallback.count() == 0
     assert "aimu-RunRenderer" in outputs.first.get_attribute("class").split()
     run = page.locator(RUN)
     assert run.locator(".aimu-prompt").inner_text() == "Which month grew fastest? Check the ledger."
