@@ -21,7 +21,7 @@ from aimu.tools.decorator import tool
 MAX_CHARS = 4_000
 _SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
 _NAMED_LITERAL = re.compile(
-    r"""((?:key|token|secret|passw|credential|auth)\w*['"]?\s*[:=]\s*)(['"])[^'"\n]+\2""",
+    r"""(\b\w*(?:key|token|secret|passw(?:or)?d?|credential|auth)s?\b['"]?\s*[:=]\s*)(['"])[^'"\n]+\2""",
     re.IGNORECASE,
 )
 _URL_PASSWORD = re.compile(r"(\w[\w+.-]*://[^/@\s:'\"]+:)[^/@\s'\"]+@")

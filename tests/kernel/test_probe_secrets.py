@@ -18,3 +18,14 @@ def test_a_secret_passed_inline_or_in_a_dict_or_a_url_is_hidden_from_the_model(k
     sent = kernel.value("repr(m.requests[1]['messages'])")
     for secret in ("sk-inline-dict-98765", "sk-inline-call-12345", "pw-hunter22"):
         assert secret not in settings + cells + sent, secret
+
+
+def test_words_that_only_contain_a_secret_name_are_not_hidden():
+    from aimu_jupyter.notebook_tools import redact_secrets
+
+    text = "KeyError: 'Revenue'\nmonkey_business = 'fine'\nauthor: 'Ada'"
+    assert (
+        redact_secrets(text, {}) == "KeyError: 'Revenue'\nmonkey_business = 'fine'\nauthor: 'Ada'"
+    )
+    hidden = redact_secrets("api_keys = 'sk-1'\nauth_token: 'abc'", {})
+    assert hidden == "api_keys = '[hidden]'\nauth_token: '[hidden]'"
