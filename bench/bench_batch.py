@@ -78,7 +78,7 @@ def main() -> None:
             remote = timed("ray, concurrency 16", items, url, concurrency=16, backend="ray")
             per_item = (remote - local) / len(items) * 1000
             print(f"  ray / local: {remote / local:.2f}x; Ray adds {per_item:.2f} ms per item "
-                  "(actor start-up included)")  # fmt: skip
+                  "(actors started during the warm-up)")  # fmt: skip
             ray.shutdown()
     finally:
         server.kill()
