@@ -24,6 +24,7 @@ from aimu.aio import Agent
 from aimu.batch import BatchRun, BatchSetupError
 from aimu.models.errors import ModelError
 from aimu.tools.approval import read_only
+from aimu_jupyter import run_options
 from aimu_jupyter.approval import NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.runner import _Names, resolve_options
@@ -44,6 +45,10 @@ async def run_each(
     approve: Any = None,
     system: str | None = None,
     max_iterations: int | None = None,
+    thinking: str | bool | None = None,
+    generate_kwargs: Any = None,
+    compact: Any = None,
+    schema: Any = None,
 ) -> Any:
     """Run the batch; its results as a DataFrame go to ``user_ns[out]``, else are returned.
 
@@ -56,6 +61,7 @@ async def run_each(
     options = await resolve_options(session, settings, model, tools, approve, max_iterations)
     client, toolset, mode, custom, iterations = options
     _refuse_undeclared_approval(toolset.tools, mode, custom)
+    answer_type = run_options.schema(schema, user_ns)
     agent = Agent(
         client,
         system_message=system if system is not None else settings.system or None,
@@ -63,11 +69,14 @@ async def run_each(
         tool_approval=custom or NotebookPolicy(mode=mode),
         max_iterations=iterations,
         concurrent_tool_calls=settings.concurrent_tool_calls,
+        thinking=run_options.thinking(thinking),
+        generate_kwargs=run_options.generate_kwargs(generate_kwargs),
+        compaction=run_options.compaction(compact, user_ns),
     )
     render = _renderer(template, user_ns)
     try:
         run = BatchRun(render, user_ns[rows_name], agent=agent, concurrency=concurrency,
-                       checkpoint=checkpoint)  # fmt: skip
+                       checkpoint=checkpoint, schema=answer_type)  # fmt: skip
     except (TypeError, ValueError) as exc:
         raise UsageError(f"%%agent --each {rows_name}: {exc}") from None
     try:

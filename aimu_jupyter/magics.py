@@ -303,6 +303,14 @@ class AimuMagics(Magics):
 
         if args.concurrency < 1:
             raise UsageError(f"--concurrency must be a whole number >= 1, not {args.concurrency}")
+        unused = [flag for flag, given in (("--new", args.new), ("--name", args.name),
+                  ("--export", args.export), ("--fix", args.fix),
+                  ("--no-interpolate", args.no_interpolate)) if given]  # fmt: skip
+        if unused:
+            raise UsageError(
+                f"--each runs every row in a fresh conversation of its own; {', '.join(unused)} "
+                "does not apply to it"
+            )
         return await run_each(
             self.session,
             template,
@@ -315,6 +323,10 @@ class AimuMagics(Magics):
             approve=args.approve,
             system=args.system,
             max_iterations=args.max_iterations,
+            thinking=args.thinking,
+            generate_kwargs=args.option,
+            compact=args.compact,
+            schema=args.schema,
         )
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:

@@ -127,3 +127,23 @@ def test_an_interrupted_batch_keeps_what_finished(kernel, tickets, tmp_path):
     kept = kernel.value("len(partial)")
     assert 0 < kept < 40
     assert len(checkpoint.read_text().splitlines()) == kept
+
+
+def test_each_with_a_schema_gives_one_column_per_field(kernel, tickets):
+    setup, cell = rows_cell(tickets, "--out results --schema Ticket")
+    kernel.ok(
+        setup + "from typing import Literal\nfrom pydantic import BaseModel\n"
+        "class Ticket(BaseModel):\n    label: Literal['urgent', 'routine']\n    summary: str\n"
+    )
+    kernel.ok(cell)
+    assert kernel.value("list(results.label)") == ["urgent", "routine", "urgent", "routine"]
+    assert tickets.wire.bodies[0]["response_format"]["json_schema"]["name"] == "Ticket"
+
+
+def test_options_that_need_one_conversation_are_refused_with_each(kernel, tickets):
+    setup, cell = rows_cell(tickets, "--name other")
+    kernel.ok(setup)
+    refused = kernel.execute(cell)
+    assert refused.reply["ename"] == "UsageError"
+    assert "--name does not apply" in refused.reply["evalue"]
+    assert tickets.prompts == []
