@@ -11,6 +11,7 @@ A ``response_format`` adds the schema to the system prompt (decoding is constrai
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from aimu.models.providers._images import prepare
@@ -19,6 +20,24 @@ GROUNDED_HINT = (
     "Answer the question in one short sentence that says what the tool result says, with its "
     "exact numbers, dates and names. Do not work anything out yourself."
 )
+
+
+#: How the answer turn introduces a tool's result. A small model often begins its answer by
+#: repeating it; the local provider drops it there (:data:`RESULT_LABEL` is not an answer).
+RESULT_LABEL = "The tool says:"
+#: A result longer than this many characters is cut to its most relevant lines.
+FOCUS_CHARS = 400
+FOCUS_LINES = 3
+# fmt: off
+_FUNCTION_WORDS = frozenset({
+    "the", "and", "for", "are", "was", "were", "has", "have", "had", "does", "did", "not",
+    "you", "your", "our", "its", "his", "her", "their", "this", "that", "these", "those",
+    "what", "which", "who", "whom", "when", "where", "why", "how", "much", "many", "can",
+    "could", "would", "should", "will", "shall", "may", "might", "must", "with", "from",
+    "into", "onto", "about", "than", "then", "there", "here", "tell", "give", "get", "got",
+    "say", "said", "use", "using", "find", "look",
+})
+# fmt: on
 
 
 def render(
@@ -64,10 +83,13 @@ def _last_user(messages: list[dict[str, Any]]) -> int:
 def _question_with_results(turn: list[dict[str, Any]]) -> str:
     """The question, then every tool result of this turn, then what to do with them. The
     tool's name is left out: a small model starts its answer with it and drifts into what
-    the tool does."""
+    the tool does. The result's lines that share most words with the question come first, and a
+    long result keeps only those: a small model otherwise repeats the wrong line."""
     question = str(turn[0].get("content") or "") if turn and turn[0]["role"] == "user" else ""
     results = [
-        f"The tool says: {_plain(str(m.get('content') or ''))}" for m in turn if m["role"] == "tool"
+        RESULT_LABEL + " " + _focused(_plain(str(m.get("content") or "")), question)
+        for m in turn
+        if m["role"] == "tool"
     ]
     return "\n\n".join([question, *results, "Answer with what the tool says."])
 
@@ -77,6 +99,24 @@ def _plain(result: str) -> str:
     small model otherwise copies as its whole answer before stopping."""
     lines = [line.strip().lstrip("#").strip() for line in result.strip().splitlines()]
     return "\n".join(line for line in lines if line)
+
+
+def _focused(result: str, question: str) -> str:
+    """The result's lines, those sharing most words with the question first (a small model
+    repeats what comes first); of a long result only the best :data:`FOCUS_LINES` of those."""
+    lines = result.splitlines()
+    asked = _stems(question)
+    scores = [len(asked & _stems(line)) for line in lines]
+    ranked = sorted(range(len(lines)), key=lambda i: -scores[i])
+    if len(result) > FOCUS_CHARS and scores and max(scores):
+        ranked = [i for i in ranked[:FOCUS_LINES] if scores[i]]
+    return "\n".join(lines[i] for i in ranked)
+
+
+def _stems(text: str) -> set[str]:
+    """Content words cut to their first four letters (``opens``/``opening`` → ``open``)."""
+    words = re.findall(r"[^\W_]+", text.lower())
+    return {w[:4] for w in words if len(w) > 2 and w not in _FUNCTION_WORDS}
 
 
 def _turns(
@@ -134,13 +174,16 @@ def _arguments(call: dict[str, Any]) -> Any:
 
 
 def _instructions(tools: list[dict[str, Any]]) -> str:
+    """The tools as a small model can take them in: each one's summary (the description's
+    first paragraph) and its arguments, one line each, then the reply format."""
     lines = []
     for spec in tools:
         function = spec["function"]
+        summary = (function.get("description") or "").strip().split("\n\n")[0]
         properties = (function.get("parameters") or {}).get("properties") or {}
+        arguments = "; ".join(_argument(name, schema) for name, schema in properties.items())
         lines.append(
-            f"- {function['name']}: {function.get('description') or ''} "
-            f"Arguments: {json.dumps(properties)}"
+            f"- {function['name']}: {' '.join(summary.split())} Arguments: {arguments or 'none'}."
         )
     return (
         "You can call " + ("this tool" if len(tools) == 1 else "these tools") + ":\n"
@@ -148,3 +191,13 @@ def _instructions(tools: list[dict[str, Any]]) -> str:
         + '\nReply with JSON: {"tool_call": {"name": name, "arguments": {...}}} to call a tool, '
         'or {"answer": text} to answer.'
     )  # fmt: skip
+
+
+def _argument(name: str, schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return name
+    kind = schema.get("type") or "/".join(
+        str(option.get("type")) for option in schema.get("anyOf") or () if isinstance(option, dict)
+    )
+    described = " ".join(str(schema.get("description") or "").split())
+    return f"{name} ({kind or 'any'})" + (f": {described}" if described else "")

