@@ -9,7 +9,7 @@ against, the tool result the run recorded, never from what the model wrote.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from course_run import answer_text, executed, tool_cards
@@ -55,6 +55,7 @@ CELLS = (
     Cell("04_streaming_tools", "model-call", "count_primes", _constant("669")),
     Cell("05_notebook_workspace", "model-call", "list_variables", _constant("sales")),
     Cell("06_builtin_tools", "files", "read_file", _constant("25")),
+    Cell("06_builtin_tools", "model-call", "get_web_content", _constant("3.80")),
     Cell("07_mcp", "model-call", "check_stock", _constant("30")),
     Cell("08_memory_and_retrieval", "model-call", "retrieve_context", _constant("300")),
     Cell("09_subagents", "model-call", "spawn_subagent", _constant("2496", "2,496")),
@@ -79,8 +80,3 @@ def outcome(cell: Cell) -> Outcome:
     cards = [c for c in tool_cards(record) if c["name"] == cell.tool and c["status"] == "done"]
     values = [v for card in cards for v in cell.value(str(card["result"]))]
     return Outcome(cell, bool(cards), values, answer_text(record).strip())
-
-
-def outcomes(cells: tuple[Cell, ...] = CELLS) -> Iterator[Outcome]:
-    for cell in cells:
-        yield outcome(cell)

@@ -48,14 +48,12 @@ def test_getting_started_answers_and_continues_the_conversation():
     assert first["usage"]["input_tokens"] < follow_up["usage"]["input_tokens"]
 
 
-def test_getting_started_out_stores_the_answer_in_a_variable():
+def test_getting_started_schema_extracts_the_signer_into_a_typed_variable():
     nb = executed("01_getting_started")
     stored = nb.record("out")
     assert_model_run(stored, {})
-    kind, _, shown = nb.stdout("use-out").partition(" ")
-    assert kind == "str"
-    assert shown.strip() == repr(answer_text(stored).strip())
-    assert answer_text(stored).strip() in nb.record("interpolate")["prompt"]
+    assert nb.result("use-out") == "Note(signed_by='Ada Lovelace')"
+    assert '"Ada Lovelace is hereby thanked' in nb.record("interpolate")["prompt"]
 
 
 def test_getting_started_model_may_call_the_time_tool_with_valid_arguments():

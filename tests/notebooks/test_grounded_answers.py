@@ -2,10 +2,9 @@
 
 tests/notebooks/grounding.py lists every ``local``-model cell of the course that lends tools and
 how the tool's value is read from the recorded result; ``bench/grounded_answers.py`` prints the
-same measurement cell by cell. What the ``local`` provider controls is the answer turn: once a
-tool result holding the value is in the transcript, the answer must state it. Whether the
-135M model calls a tool with the right arguments in the first place is its own limit, and a
-cell where it did not has no value to state.
+same measurement cell by cell. The goal is nine answers in ten stating the value the tool
+returned: the ``local`` provider guides the 135M model's call (the tool the request names,
+arguments quoted from the request) and puts the result where the answer turn attends.
 """
 
 from __future__ import annotations
@@ -17,14 +16,12 @@ from grounding import CELLS, outcome
 pytestmark = pytest.mark.timeout(NOTEBOOK_TIMEOUT * 3)
 
 
-def test_answers_whose_tool_result_held_the_value_state_it_all_but_one_at_most():
+def test_nine_in_ten_of_the_courses_tool_answers_state_the_tools_value():
     found = [outcome(cell) for cell in CELLS]
-    given = [o for o in found if o.values]
-    misses = [
-        (o.cell.notebook, o.cell.tag, o.values[:1], o.answer) for o in given if not o.grounded
-    ]
-    assert len(given) >= 5, [(o.cell.notebook, o.cell.tag, o.answer) for o in found]
-    assert len(misses) <= 1, misses
+    misses = [(o.cell.notebook, o.cell.tag, o.called, o.values[:1], o.answer) for o in found
+              if not o.grounded]  # fmt: skip
+    assert len(found) == len(CELLS) >= 10
+    assert len(misses) * 10 <= len(found), misses
 
 
 def test_the_first_notebooks_tool_cells_all_answer_with_the_tools_value():

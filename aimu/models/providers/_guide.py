@@ -146,16 +146,15 @@ def _close(runs: list[str], words: list[str], first: int | None, last: int | Non
 
 def _specific(words: list[str]) -> list[bool]:
     """Which words name something: a digit or a symbol among letters or digits (``a.txt``,
-    ``1.08``, ``x_1``), or a capital inside a sentence or before another one (``Ada
-    Lovelace``)."""
+    ``1.08``, ``x_1``), or a capital inside a sentence or right before another one (``Ada
+    Lovelace``, not ``Cheers, Grace``)."""
     capital = [_trimmed(w)[:1].isupper() for w in words]
     marks = []
     for index, word in enumerate(words):
         bare = _trimmed(word)
-        starts_sentence = index == 0 or _ends_sentence(words[index - 1])
-        named = capital[index] and (
-            not starts_sentence or (index + 1 < len(words) and capital[index + 1])
-        )
+        starts_sentence = index == 0 or _ends_sentence(words[index - 1]) or word[0] in _QUOTES
+        joined = index + 1 < len(words) and capital[index + 1] and bare == word.rstrip(_QUOTES)
+        named = capital[index] and (not starts_sentence or joined)
         marks.append(
             any(c.isalnum() for c in bare)
             and (any(c.isdigit() or c in _SYMBOLS for c in bare) or named)

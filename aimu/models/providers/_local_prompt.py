@@ -103,14 +103,19 @@ def _plain(result: str) -> str:
 
 def _focused(result: str, question: str) -> str:
     """The result's lines, those sharing most words with the question first (a small model
-    repeats what comes first); of a long result only the best :data:`FOCUS_LINES` of those."""
+    repeats what comes first); of a long result only the best :data:`FOCUS_LINES` of those,
+    and none that shares less than half as many as the best.
+    The question's addresses (URLs, paths) do not count: results repeat them in a header."""
     lines = result.splitlines()
-    asked = _stems(question)
+    asked = _stems(" ".join(w for w in question.split() if not _ADDRESS.search(w)))
     scores = [len(asked & _stems(line)) for line in lines]
     ranked = sorted(range(len(lines)), key=lambda i: -scores[i])
     if len(result) > FOCUS_CHARS and scores and max(scores):
-        ranked = [i for i in ranked[:FOCUS_LINES] if scores[i]]
+        ranked = [i for i in ranked[:FOCUS_LINES] if 2 * scores[i] >= max(scores)]
     return "\n".join(lines[i] for i in ranked)
+
+
+_ADDRESS = re.compile(r"[/\\]|\w\.\w")  # a URL, a path, a file name: echoed, not asked about
 
 
 def _stems(text: str) -> set[str]:

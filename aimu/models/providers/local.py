@@ -17,6 +17,10 @@ Tool results are fed back as user turns (:mod:`aimu.models.providers._local_prom
 small models read that more reliably than a ``tool`` role; the answer after a tool call gets
 the question and the result together in its last turn, greedy decoding without a repeat
 penalty, 96 tokens and one paragraph, so that it states the result instead of drifting.
+Answers are sampled with a fixed seed unless ``seed=`` is given: a cell run twice answers
+the same. A model under a billion parameters also has its calls *guided*
+(:mod:`aimu.models.providers._guide`): a request that names a tool gets that tool, and
+required string arguments quote the request word for word (``guide=False`` lets them free).
 
 Generation options: ``response_format`` constrains the answer with the schema's grammar (with
 tools, once the model chooses to answer); ``thinking`` is refused (these models cannot
@@ -25,8 +29,9 @@ think; ``False`` is accepted); ``generate_kwargs`` and ``default_generate_kwargs
 
 Generation runs on a worker thread and streams tokens back, so the event loop (a Jupyter
 kernel) stays responsive and a cancelled run stops between two tokens. Load options:
-``n_ctx`` (4096), ``n_threads``, ``n_gpu_layers``, ``chat_format``; every other option is a
-``create_chat_completion`` parameter (``temperature``, ``max_tokens`` (512), ``seed``...).
+``n_ctx`` (4096), ``n_threads``, ``n_gpu_layers``, ``chat_format``, and ``guide`` (default: by
+the model's size); every other option is a ``create_chat_completion`` parameter
+(``temperature``, ``max_tokens`` (512), ``seed``...).
 """
 
 from __future__ import annotations
@@ -75,6 +80,8 @@ _RESERVED = (
     "response_format", "logprobs", "top_logprobs", "logits_processor", "model",
 )  # fmt: skip
 ANSWER_REPEAT_PENALTY = 1.1
+#: The sampling seed of answers unless one is chosen: the same prompt, the same answer.
+ANSWER_SEED = 0
 #: Tokens an answer after a tool call may take: a sentence stating the result.
 GROUNDED_MAX_TOKENS = 96
 #: Models smaller than this have their tool calls guided by default (:mod:`._guide`).
@@ -387,11 +394,16 @@ def _accepted() -> frozenset[str]:
 
 
 def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
-    """Options for the free-text answer: a repeat penalty against loops; after a tool call
+    """Options for the free-text answer: a fixed seed (the same prompt gets the same answer,
+    as a course or a test expects); a repeat penalty against loops; after a tool call
     none (the answer should repeat the result's tokens), greedy decoding and a short token
     budget (unless the caller chose these), so it states the result and stops; the stream
     keeps only the answer's first paragraph."""
-    out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
+    out = {
+        "repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY,
+        "seed": ANSWER_SEED,
+        **params,
+    }
     if grounded:
         if "temperature" not in chosen:
             out["temperature"] = 0.0
