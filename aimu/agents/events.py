@@ -3,7 +3,8 @@
 Chunks (:class:`~aimu.models.StreamChunk`) are what a run *shows*; events are what it
 *measures*: when a run, a model call or a tool call started and finished, how long it took,
 what it cost, how it ended. A sink is any callable taking one event, or any object with an
-``emit(event)`` method. Every event has a ``type`` string and its fields as attributes::
+``emit(event)`` method; either may be ``async def``. Every event has a ``type`` string and
+its fields as attributes::
 
     agent = Agent(client, tools=[...], events=lambda e: print(e.type, e.to_json()))
 
@@ -15,7 +16,9 @@ A sink that raises is logged and the run goes on: telemetry never stops an agent
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 import json
 import logging
 import operator
@@ -27,6 +30,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 logger = logging.getLogger("aimu.agents.events")
+#: How long the end of a run waits for an ``async def`` sink to take the last events.
+DRAIN_SECONDS = 5.0
 _FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]]] = {}
 _ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode
 
@@ -163,21 +168,60 @@ class _Emits(Protocol):
 EventSink = Callable[[Event], Any] | _Emits
 
 
-def sink_function(sink: EventSink | None) -> Callable[[Event], None] | None:
-    """The one-argument function that delivers to ``sink``, never raising; ``None`` stays."""
+def sink_function(sink: EventSink | None) -> Delivery | None:
+    """What delivers events to ``sink``, never raising; ``None`` stays ``None``."""
     if sink is None:
         return None
     deliver = getattr(sink, "emit", sink)
     if not callable(deliver):
         raise TypeError("events must be a callable sink(event) or an object with emit(event)")
+    return Delivery(sink, deliver)
 
-    def safe(event: Event) -> None:
+
+class Delivery:
+    """Calls a sink with each event, logging (never raising) what it raises.
+
+    An ``async def`` sink's coroutines run on the running loop one after another, in the
+    order of the events, and :meth:`drain` (awaited when a run ends) waits for them, for at
+    most :data:`DRAIN_SECONDS`: a sink that hangs is logged, not waited for.
+    """
+
+    def __init__(self, sink: EventSink, deliver: Callable[[Event], Any]):
+        self._sink = sink
+        self._deliver = deliver
+        self._last: asyncio.Future | None = None
+
+    def __call__(self, event: Event) -> None:
         try:
-            deliver(event)
+            result = self._deliver(event)
         except Exception:
-            logger.warning("event sink %r failed on %s", sink, event.type, exc_info=True)
+            self._failed(event)
+            return
+        if inspect.isawaitable(result):
+            self._last = asyncio.ensure_future(self._after(self._last, result, event))
 
-    return safe
+    async def drain(self) -> None:
+        last, self._last = self._last, None
+        if last is not None:
+            done, _ = await asyncio.wait([last], timeout=DRAIN_SECONDS)
+            if not done:
+                logger.warning("event sink %r still busy after %s s", self._sink, DRAIN_SECONDS)
+
+    async def _after(self, previous: asyncio.Future | None, result: Any, event: Event) -> None:
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+        except asyncio.CancelledError:
+            if inspect.iscoroutine(result):
+                result.close()  # never started: not a "never awaited" warning
+            raise
+        try:
+            await result
+        except Exception:
+            self._failed(event)
+
+    def _failed(self, event: Event) -> None:
+        logger.warning("event sink %r failed on %s", self._sink, event.type, exc_info=True)
 
 
 class JsonLinesSink:

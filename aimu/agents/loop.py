@@ -67,7 +67,7 @@ class _Run:
     options: GenerationOptions | None
     compaction: Compaction | None
     read_inbox: Callable[[], list[str]] | None
-    emit: Callable[[ev.Event], None] | None
+    emit: ev.Delivery | None
     schema: OutputSchema | None
     ids: tuple[str, str, str | None]  # agent, run_id, parent_run_id: what every event starts with
 
@@ -305,6 +305,8 @@ class AgentCore:
                 self._close_transcript()
             if emit:
                 emit(self._run_finished(run, started, usage, counts, stop_reason, failure))
+                if failure is None or isinstance(failure, Exception):  # not when cancelled
+                    await emit.drain()
         done = {"text": text, "usage": usage.to_json(), "stop_reason": stop_reason}
         if run.schema is not None:
             done["output"] = output

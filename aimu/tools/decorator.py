@@ -13,6 +13,7 @@ the function itself, which is returned unchanged:
 
 from __future__ import annotations
 
+import copy
 import enum
 import inspect
 import json
@@ -71,7 +72,9 @@ def tool(
     """Mark a function as a tool.
 
     Reads the signature and the Google-style docstring now and attaches an OpenAI-format spec
-    as ``func.__tool_spec__``; returns ``func`` itself, still directly callable. Every
+    as ``func.__tool_spec__``; returns ``func`` itself, still directly callable (re-decorating
+    a tool with a new ``name``, ``description`` or ``read_only`` returns a copy instead, so
+    the original keeps its own). Every
     parameter needs a type hint or a default; ``*args`` and ``**kwargs`` are refused.
 
     Use it bare, or with ``name=`` / ``description=`` to override what the model sees::
@@ -98,6 +101,9 @@ def _decorate(
 ) -> Callable:
     if not callable(func):
         raise ToolSignatureError(f"@tool needs a function, got {type(func).__name__}")
+    overrides = name or description is not None or read_only is not None
+    if overrides and hasattr(func, "__tool_spec__"):
+        func = _copy(func)
     tool_name = name or getattr(func, "__name__", "")
     label = getattr(func, "__qualname__", tool_name)
     if not _NAME.match(tool_name):
@@ -142,6 +148,21 @@ def _decorate(
     if read_only is not None or not hasattr(func, "__tool_read_only__"):
         func.__tool_read_only__ = read_only
     return func
+
+
+def _copy(func: Callable) -> Callable:
+    """Another function object running the same code: re-decorating a tool (a built-in, say)
+    under a new name or classification must not rename it for everyone else using it."""
+    if isinstance(func, types.FunctionType):
+        twin = types.FunctionType(
+            func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__
+        )
+        twin.__kwdefaults__ = copy.copy(func.__kwdefaults__)
+        twin.__dict__.update(func.__dict__)
+        for attribute in ("__qualname__", "__module__", "__doc__", "__annotations__"):
+            setattr(twin, attribute, getattr(func, attribute))
+        return twin
+    return copy.copy(func)
 
 
 def _parameters(func: Callable, label: str) -> tuple[dict[str, Parameter], str | None]:

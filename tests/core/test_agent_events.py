@@ -1,6 +1,7 @@
 """Typed events for runs, model calls, tool calls and approvals; JSON-lines and OpenTelemetry
 sinks."""
 
+import asyncio
 import json
 import threading
 import time
@@ -11,8 +12,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+import aimu.aio
 from aimu import Agent, Denied, tool
 from aimu.agents import Inbox, JsonLinesSink, OpenTelemetrySink, keep_last
+from aimu.agents import events as events_module
 from aimu.agents.subagent import make_subagent_tool
 from aimu.models.errors import ModelError
 from aimu.models.providers.scripted import ScriptedClient, call, reply
@@ -229,3 +232,44 @@ def test_a_sub_agent_run_nests_under_its_parents_run_span(spans):
 def test_events_must_be_a_sink():
     with pytest.raises(TypeError, match="events must be a callable sink"):
         Agent(ScriptedClient(["x"]), events="log.txt")
+
+
+def test_an_async_sink_gets_every_event_in_order_before_the_run_returns():
+    received = []
+
+    async def sink(event):
+        await asyncio.sleep(0.01 if event.type == "run_started" else 0)
+        received.append(event.type)
+
+    class Collector:
+        def __init__(self):
+            self.types = []
+
+        async def emit(self, event):
+            await asyncio.sleep(0)
+            self.types.append(event.type)
+
+    assert two_round_agent(sink).run("add") == "It is 3."
+    collector = Collector()
+    asyncio.run(aimu.aio.Agent(two_round_agent(None).client.clone(), tools=[add, explode],
+                               events=collector).run("add"))  # fmt: skip
+    in_order = []
+    two_round_agent(lambda event: in_order.append(event.type)).run("add")
+    assert received == collector.types == in_order
+
+
+def test_a_failing_or_hanging_async_sink_never_stops_the_run(caplog, monkeypatch):
+    monkeypatch.setattr(events_module, "DRAIN_SECONDS", 0.2)
+
+    async def broken(event):
+        raise ValueError("sink down")
+
+    async def hanging(event):
+        await asyncio.sleep(3600)
+
+    assert two_round_agent(broken).run("add") == "It is 3."
+    assert "event sink" in caplog.text and "sink down" in caplog.text
+    started = time.perf_counter()
+    assert two_round_agent(hanging).run("add") == "It is 3."
+    assert time.perf_counter() - started < 5
+    assert "still busy" in caplog.text

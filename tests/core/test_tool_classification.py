@@ -102,6 +102,24 @@ def test_re_decorating_a_builtin_keeps_its_flag():
     assert renamed.__tool_read_only__ is False
 
 
+def test_renaming_a_builtin_leaves_the_shared_one_as_it_was():
+    shell = tool(name="shell", description="Run a shell command.")(builtin.run_command)
+    careful = tool(read_only=False)(builtin.read_file)
+    assert shell is not builtin.run_command and careful.__tool_read_only__ is False
+    assert builtin.run_command.__tool_spec__["function"]["name"] == "run_command"
+    assert builtin.run_command.__tool_spec__["function"]["description"] != "Run a shell command."
+    assert (
+        builtin.read_file.__tool_read_only__ is True
+        and builtin.write_file.__tool_read_only__ is False
+    )
+    assert shell.__tool_spec__["function"]["name"] == "shell" and shell.__tool_read_only__ is False
+    assert "hi" in shell("echo hi")
+    agent = Agent(ScriptedClient([call("shell", command="echo renamed"), "done"]), tools=[shell],
+                  tool_approval=lambda name, arguments: True)  # fmt: skip
+    agent.run("go")
+    assert "renamed" in agent.messages[-2]["content"]
+
+
 def test_read_only_must_be_a_bool():
     with pytest.raises(ToolSignatureError, match="read_only"):
         tool(read_only="yes")

@@ -211,8 +211,9 @@ async def test_connection_refused_names_the_url(closed_port_url):
     client = aimu.client(
         "anthropic:claude-wire", base_url=closed_port_url, api_key=SECRET, max_retries=0
     )
-    with pytest.raises(ModelConnectionError, match=closed_port_url):
+    with pytest.raises(ModelConnectionError, match=closed_port_url) as raised:
         await collect(client, [{"role": "user", "content": "hi"}])
+    assert str(raised.value).count(closed_port_url) == 1, raised.value  # said once
 
 
 async def test_interrupt_mid_tool_use_leaves_a_valid_transcript(server):

@@ -69,23 +69,26 @@ def model() -> LocalClient:
         ("I live in New York. What time is it?", ["New York"]),
     ],
 )  # fmt: skip
-def test_a_request_naming_something_specific_offers_only_that(request_text, offered):
-    assert _guide.quotable(asked(request_text)) == offered
+def test_what_a_request_names_specifically_is_told_apart(request_text, offered):
+    quotes = _guide.quotable(asked(request_text))
+    assert quotes.specific == offered
+    assert set(offered) < set(quotes.every)
 
 
 def test_a_request_of_plain_words_offers_every_run_within_a_sentence():
-    runs = _guide.quotable(asked("How many croissants are left? Count them."))
+    quotes = _guide.quotable(asked("How many croissants are left? Count them."))
+    runs = quotes.every
+    assert quotes.specific == []
     assert "croissants" in runs and "How many croissants are left" in runs and "Count them" in runs
     assert not [run for run in runs if "left? Count" in run or "left Count" in run]
 
 
 def test_a_pasted_document_is_too_long_to_enumerate_and_leaves_arguments_free():
     words = " ".join("".join("abcdefghij"[int(d)] for d in f"{i:04}") for i in range(2000))
-    assert _guide.quotable(asked(words)) == []
-    assert (
-        _guide.quote(open_report.__tool_spec__["function"]["parameters"], [])
-        == (open_report.__tool_spec__["function"]["parameters"])
-    )
+    quotes = _guide.quotable(asked(words))
+    assert quotes == _guide.Quotable([], [])
+    parameters = open_report.__tool_spec__["function"]["parameters"]
+    assert _guide.quote(parameters, quotes) == parameters
 
 
 def test_only_required_free_strings_are_quoted_and_names_are_never_offered_for_themselves():
@@ -101,12 +104,21 @@ def test_only_required_free_strings_are_quoted_and_names_are_never_offered_for_t
         "required": ["letter", "word", "unit", "count"],
     }
     runs = ["letter", "the letter r", "r", "strawberry", "the word strawberry"]
-    quoted = _guide.quote(parameters, runs, "count_letter")["properties"]
+    quoted = _guide.quote(parameters, _guide.Quotable([], runs), "count_letter")["properties"]
     assert quoted["letter"]["enum"] == ["r", "strawberry", "the word strawberry"]
     assert quoted["word"]["enum"] == ["r", "strawberry"]  # "letter" is in the tool's name
     assert quoted["unit"] == {"type": "string", "enum": ["C", "F"]}
     assert quoted["note"] == {"type": "string"} and quoted["count"] == {"type": "integer"}
     assert parameters["properties"]["letter"] == {"type": "string"}  # the spec is not changed
+
+
+def test_the_first_string_quotes_what_is_specific_and_the_others_any_run():
+    quotes = _guide.quotable(asked("Save a note saying hello to /tmp/work/note.txt."))
+    spec = fs[2].__tool_spec__["function"]
+    assert spec["name"] == "write_file"
+    quoted = _guide.quote(spec["parameters"], quotes, "write_file")["properties"]
+    assert quoted["path"]["enum"] == ["/tmp/work/note.txt"]
+    assert "hello" in quoted["content"]["enum"] and "saying hello" in quoted["content"]["enum"]
 
 
 def test_a_tool_named_in_plain_words_is_the_one_offered():

@@ -238,8 +238,9 @@ async def test_context_overflow_raises_its_own_error(server):
 
 async def test_connection_refused_names_the_url(closed_port_url):
     client = aimu.client(f"openai:m@{closed_port_url}/v1", max_retries=0)
-    with pytest.raises(ModelConnectionError, match=closed_port_url):
+    with pytest.raises(ModelConnectionError, match=closed_port_url) as raised:
         await collect(client, [{"role": "user", "content": "hi"}])
+    assert str(raised.value).count(closed_port_url) == 1, raised.value  # said once
 
 
 async def test_error_event_inside_the_stream_is_reported(server):

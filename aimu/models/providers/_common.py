@@ -265,8 +265,9 @@ def stainless_error(
         return ModelConnectionError(f"{label} did not answer in time ({endpoint}); try again")
     if isinstance(exc, sdk.APIConnectionError):
         cause = redact(root_cause(exc), secrets)
+        where = "" if endpoint in label else f" at {endpoint}"
         return ModelConnectionError(
-            f"could not reach {label} at {endpoint}: {cause}. Is the server running and the "
+            f"could not reach {label}{where}: {cause}. Is the server running and the "
             "base URL right?"
         )
     if not isinstance(exc, sdk.APIStatusError):

@@ -9,18 +9,19 @@ example (``"oat milk"``, ``"~/notes.txt"``) into the call, or a word of the inst
 instead of what the user asked for. Constrained decoding can stop that: a *required* string
 parameter may only take a run of consecutive words of the request (the user's last message),
 so the model still chooses, but among the request's own words. When the request names
-something specific (a path, a number, an expression, a quoted phrase, a proper name) only
-those runs are offered. Optional strings, and strings a schema already constrains (``enum``,
-``const``, ``pattern``, ``format``), are left as they are.
+something specific (a path, a number, an expression, a quoted phrase, a proper name), the
+first such parameter gets only those. Optional strings, and strings a schema already
+constrains (``enum``, ``const``, ``pattern``, ``format``), are left as they are.
 
-``quotable(messages)`` lists the runs of words; ``quote(parameters, runs)`` rewrites a tool's
-parameter schema so that its required free strings must be one of them.
+``quotable(messages)`` lists the runs of words; ``quote(parameters, quotes)`` rewrites a
+tool's parameter schema so that its required free strings must be one of them.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+from dataclasses import dataclass
 from typing import Any
 
 #: The longest run of words one argument may quote.
@@ -34,43 +35,55 @@ _QUOTATION = r'"([^"\n]{1,400})"|\u201c([^\u201d\n]{1,400})\u201d|`([^`\n]{1,400
 _CONSTRAINED = ("enum", "const", "pattern", "format")
 
 
-def quotable(messages: list[dict[str, Any]]) -> list[str]:
-    """The runs of words an argument may quote from the user's last message: the specific
-    ones when there are any, else every run of up to :data:`LONGEST_QUOTE` words.
+@dataclass(frozen=True)
+class Quotable:
+    """What string arguments may quote from a request: its *specific* runs of words, and every
+    run of up to :data:`LONGEST_QUOTE` words within a sentence (empty when there are too many
+    to enumerate, a pasted document, which leaves those arguments free)."""
+
+    specific: list[str]
+    every: list[str]
+
+
+def quotable(messages: list[dict[str, Any]]) -> Quotable:
+    """The runs of words arguments may quote from the user's last message.
 
     The specific runs are what the request puts in quotation marks, and each longest run of
     specific words (holding a digit or a symbol such as ``/ . _ @ : =``, or capitalised inside
     a sentence) joined by operators: ``/tmp/work``, ``48 * 52``, ``Ada Lovelace``. ``How many
-    croissants are in stock?`` has none, so every run is offered. Empty when there are too
-    many runs to enumerate (a pasted document), which leaves arguments free.
+    croissants are in stock?`` has none.
     """
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     if last_user < 0:
-        return []
+        return Quotable([], [])
     text = _text(messages[last_user])
     words = text.split()
-    chosen = dict.fromkeys(_quoted_runs(text) + _specific_runs(words)) or dict.fromkeys(
-        _runs(words)
-    )
-    chosen.pop("", None)
-    return list(chosen) if len(chosen) <= MOST_QUOTES else []
+    specific = _distinct(_quoted_runs(text) + _specific_runs(words))
+    every = _distinct(specific + _runs(words))
+    return Quotable(specific[:MOST_QUOTES], every if len(every) <= MOST_QUOTES else [])
 
 
-def quote(parameters: dict[str, Any], runs: list[str], tool: str = "") -> dict[str, Any]:
-    """A copy of a tool's ``parameters`` schema whose required free strings take only ``runs``.
+def quote(parameters: dict[str, Any], quotes: Quotable, tool: str = "") -> dict[str, Any]:
+    """A copy of a tool's ``parameters`` schema whose required free strings must quote.
 
-    A run holding a word of the parameter's or the tool's name is not offered for that
-    parameter (unless nothing else is left): asked for ``"letter": "``, a small model writes
-    ``letter`` or ``letter r``.
+    The first takes a specific run when the request has any (a path, a number: what a call
+    is usually about), the others any run (``write_file``'s content is not its path). A run
+    holding a word of the parameter's or the tool's name is not offered for that parameter
+    (unless nothing else is left): asked for ``"letter": "``, a small model writes ``letter``
+    or ``letter r``.
     """
-    if not runs:
-        return parameters
     out = copy.deepcopy(parameters)
     properties = out.get("properties") or {}
-    for name in out.get("required") or ():
-        if isinstance(properties.get(name), dict) and _free_string(properties[name]):
-            echoes = {word for word in f"{name}_{tool}".lower().split("_") if word}
-            offered = [run for run in runs if echoes.isdisjoint(run.lower().split())] or runs
+    free = [
+        name
+        for name in out.get("required") or ()
+        if isinstance(properties.get(name), dict) and _free_string(properties[name])
+    ]
+    for position, name in enumerate(free):
+        runs = quotes.specific if position == 0 and quotes.specific else quotes.every
+        echoes = {word for word in f"{name}_{tool}".lower().split("_") if word}
+        offered = [run for run in runs if echoes.isdisjoint(run.lower().split())] or runs
+        if offered:
             properties[name] = {"type": "string", "enum": offered}
     return out
 
@@ -97,6 +110,10 @@ def named_tools(
 def _request(messages: list[dict[str, Any]]) -> str:
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     return _text(messages[last_user]) if last_user >= 0 else ""
+
+
+def _distinct(runs: list[str]) -> list[str]:
+    return [run for run in dict.fromkeys(runs) if run]
 
 
 def _free_string(schema: dict[str, Any]) -> bool:

