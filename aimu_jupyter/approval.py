@@ -12,6 +12,8 @@ in time, the declared policy decides: ``--approve``, else ``AIMU_APPROVAL`` (``a
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -38,14 +40,27 @@ def headless_verdict(mode: str | None) -> str:
     return "approve" if env == "auto" else "deny"
 
 
+def allowance(tool_name: str, tool: Any) -> str:
+    """What "Always allow" remembers: the tool's name and what the tool is (its spec and the
+    code it runs), so a different tool that merely shares the name (a sub-agent's, another
+    server's) still asks."""
+    if tool is None:
+        return tool_name
+    spec = json.dumps(getattr(tool, "__tool_spec__", None), sort_keys=True, default=str)
+    code = getattr(tool, "__code__", type(tool))  # a callable object: its class
+    origin = f"{getattr(tool, '__module__', '')}.{getattr(tool, '__qualname__', '')}:{id(code)}"
+    return f"{tool_name} {hashlib.sha256((spec + origin).encode()).hexdigest()[:16]}"
+
+
 class NotebookPolicy:
     """An approval policy (``policy(name, arguments)``) for one ``%%agent`` run.
 
     ``mode`` is ``None`` (the notebook default: tools declared as writing ask), ``"auto"``,
     ``"ask"`` (every call asks) or ``"deny"``; ``ask`` shows the panel and returns
     ``("approve" | "deny" | "always" | "timeout", reason)``, or is ``None`` when no one can
-    answer (headless). ``always_allowed`` is the conversation's "Always allow" set, shared
-    across its runs. Who decided each call is kept for the record (:meth:`decided_by`).
+    answer (headless). ``always_allowed`` is the conversation's "Always allow" set (of
+    :func:`allowance` keys), shared across its runs. Who decided each call is kept for the
+    record (:meth:`decided_by`).
     """
 
     def __init__(
@@ -64,21 +79,28 @@ class NotebookPolicy:
 
     def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
         """Whether this call of ``tool`` is put to the policy (and its decision recorded)."""
-        if tool_name in self.always_allowed:
+        if allowance(tool_name, tool) in self.always_allowed:
             return False
         return self.mode == "ask" or read_only(tool) is False
 
-    async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
-        return await self.decide(tool_name, arguments)
+    async def __call__(
+        self, tool_name: str, arguments: dict[str, Any], tool: Any = None
+    ) -> bool | Denied:
+        return await self.decide(tool_name, arguments, tool=tool)
 
     def for_agent(self, agent_name: str) -> AgentPolicy:
         """This policy for a sub-agent's calls: same rules, and the panel names the asker."""
         return AgentPolicy(self, agent_name)
 
     async def decide(
-        self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        agent: str | None = None,
+        tool: Any = None,
     ) -> bool | Denied:
-        """Decide one call; ``agent`` is the sub-agent asking, shown on the panel."""
+        """Decide one call; ``agent`` is the sub-agent asking, shown on the panel. "Always
+        allow" is remembered for ``tool`` itself (:func:`allowance`)."""
         if self.mode == "auto":
             return self._decided(tool_name, "policy", True)
         if self.mode == "deny":
@@ -89,7 +111,7 @@ class NotebookPolicy:
         if answer == "timeout":
             return self._fallback(tool_name, "timeout")
         if answer == "always":
-            self.always_allowed.add(tool_name)
+            self.always_allowed.add(allowance(tool_name, tool))
             return self._decided(tool_name, "user", True)
         if answer == "approve":
             return self._decided(tool_name, "user", True)
@@ -131,5 +153,7 @@ class AgentPolicy:
         """The gate for a sub-agent this sub-agent spawns."""
         return self.policy.for_agent(agent_name)
 
-    async def __call__(self, tool_name: str, arguments: dict[str, Any]) -> bool | Denied:
-        return await self.policy.decide(tool_name, arguments, self.agent_name)
+    async def __call__(
+        self, tool_name: str, arguments: dict[str, Any], tool: Any = None
+    ) -> bool | Denied:
+        return await self.policy.decide(tool_name, arguments, self.agent_name, tool=tool)

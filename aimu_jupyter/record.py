@@ -47,6 +47,7 @@ class RunRecord:
         model: str,
         agent: str = "agent",
         clock: Callable[[], float] = time.monotonic,
+        sees_images: bool | None = None,
     ):
         self.prompt = prompt
         self.model = model
@@ -60,7 +61,7 @@ class RunRecord:
         self._started = clock()
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
-        self._sees_images = sees_images_spec(model)
+        self._sees_images = sees_images_spec(model) if sees_images is None else sees_images
         self._images_sent: dict[tuple[str, int], int] = {}
 
     # -- folding -------------------------------------------------------------------------

@@ -80,7 +80,7 @@ async def run(
     answer_type = run_options.schema(schema, user_ns)
 
     conversation = session.conversation(name, new)
-    record = RunRecord(prompt, client.name)
+    record = RunRecord(prompt, client.name, sees_images=client.sees_images)
     view = open_view(session, settings, record, display=display, nested=nested)
     policy = custom or NotebookPolicy(
         mode=mode,

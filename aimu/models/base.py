@@ -220,6 +220,17 @@ class ModelClient(ABC):
         raise NotImplementedError(f"{type(self).__name__} cannot be cloned")
 
     @property
+    def sees_images(self) -> bool:
+        """Whether the model takes images: what the client was told (``sees_images=``), else
+        a guess from the model's name (models known to read text only do not)."""
+        chosen = getattr(self, "_sees_images", None)
+        if chosen is not None:
+            return chosen
+        from aimu.models.providers._images import sees_images
+
+        return sees_images(self.provider, self.model)
+
+    @property
     def name(self) -> str:
         """``provider:model``, as accepted by :func:`aimu.client`."""
         return f"{self.provider}:{self.model}" if self.model else self.provider

@@ -108,10 +108,16 @@ def _signature_takes_tool(check: Callable) -> bool:
     return any(p.name == "tool" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
-async def decide(policy: Policy, tool_name: str, arguments: dict[str, Any]) -> Decision:
-    """Ask ``policy`` about one call. A policy that raises refuses; it never approves."""
+async def decide(
+    policy: Policy, tool_name: str, arguments: dict[str, Any], tool: Any = None
+) -> Decision:
+    """Ask ``policy`` about one call (with ``tool=`` when it takes one, as for
+    ``requires_approval``). A policy that raises refuses; it never approves."""
     try:
-        verdict = policy(tool_name, arguments)
+        if tool is not None and _takes_tool(policy):
+            verdict = policy(tool_name, arguments, tool=tool)
+        else:
+            verdict = policy(tool_name, arguments)
         if inspect.isawaitable(verdict):
             verdict = await verdict
         if isinstance(verdict, Denied):

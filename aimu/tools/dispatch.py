@@ -135,7 +135,7 @@ async def _approval(
         if failed:
             decision = Decision(False, CHECK_FAILED)
         else:
-            decision = await decide(policy, call.name, dict(arguments))
+            decision = await decide(policy, call.name, dict(arguments), fn)
         emit(
             Phase.APPROVAL_DECIDED,
             {

@@ -28,8 +28,8 @@ def result(call_id: str, images: list[dict], iteration: int = 1) -> StreamChunk:
     return StreamChunk(Phase.TOOL_RESULT, content, "agent", iteration)
 
 
-def notes(model: str, *chunks: StreamChunk) -> list[str]:
-    record = RunRecord("prompt", model)
+def notes(model: str, *chunks: StreamChunk, sees_images: bool | None = None) -> list[str]:
+    record = RunRecord("prompt", model, sees_images=sees_images)
     for item in chunks:
         record.apply(item)
     return [card["images_note"] for card in record.events]
@@ -42,6 +42,11 @@ def test_a_model_that_sees_gets_no_note_for_a_png():
 def test_a_text_only_model_gets_the_unseen_note():
     assert notes("openai:gpt-3.5-turbo", result("c1", [image("chart")])) == [UNSEEN]
     assert notes("local", result("c1", [image("chart")])) == [UNSEEN]
+
+
+def test_what_the_client_was_told_about_its_model_decides_the_note():
+    assert notes("openai:my-model", result("c1", [image("chart")])) == [""]
+    assert notes("openai:my-model", result("c1", [image("chart")]), sees_images=False) == [UNSEEN]
 
 
 def test_an_svg_is_named_as_not_sent():

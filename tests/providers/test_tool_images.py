@@ -97,6 +97,34 @@ async def test_a_text_only_model_gets_a_placeholder_and_no_image(server):
     assert "image_url" not in server.requests[1].body.decode()
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
+async def test_a_client_told_its_model_reads_text_only_sends_no_image(server, provider):
+    turns = {
+        "openai": (openai_turn("", [("call_1", "snapshot", "{}")]), openai_turn("No.")),
+        "anthropic": (anthropic_turn("", [("toolu_1", "snapshot", "{}")]), anthropic_turn("No.")),
+        "ollama": (ollama_turn("", [("snapshot", {})]), ollama_turn("No.")),
+    }
+    specs = {
+        "openai": (f"openai:my-model@{server.url}/v1", {}),
+        "anthropic": ("anthropic:my-model", {"base_url": server.url}),
+        "ollama": (f"ollama:my-model@{server.url}", {"retry_backoff": 0.01}),
+    }
+    spec, options = specs[provider]
+    assert aimu.client(spec, **options).sees_images is True  # an unknown name is trusted
+    blind = aimu.client(spec, sees_images=False, **options)
+    assert blind.sees_images is False and blind.clone().sees_images is False
+    server.script(*turns[provider])
+    await run_agent(blind)
+    sent = server.requests[1].body.decode()
+    assert PLOT_B64 not in sent and "image_url" not in sent
+    assert "the chart: not shown, this model reads text only" in sent
+
+
+def test_sees_images_must_be_a_bool():
+    with pytest.raises(TypeError, match="sees_images"):
+        aimu.client("openai:m@http://127.0.0.1:9/v1", sees_images="no")
+
+
 async def test_images_beyond_the_per_turn_cap_are_named_as_dropped(server):
     server.script(openai_turn("", [("call_1", "gallery", '{"count": 6}')]), openai_turn("Six."))
     await run_agent(aimu.client(f"openai:gpt-4o@{server.url}/v1"), tools=[gallery])

@@ -55,7 +55,7 @@ from aimu.models.providers._common import (
     stainless_error,
 )
 from aimu.models.providers._generation import anthropic_fields, overflow_error, parameters
-from aimu.models.providers._images import prepare, sees_images
+from aimu.models.providers._images import prepare
 from aimu.models.providers._sse import sse_events
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 
@@ -83,6 +83,7 @@ class AnthropicClient(ModelClient):
         timeout: float | None = None,
         default_headers: dict[str, str] | None = None,
         default_generate_kwargs: Mapping[str, Any] | None = None,
+        sees_images: bool | None = None,
         **params: Any,
     ):
         sdk = import_sdk("anthropic", "anthropic", "anthropic")
@@ -98,8 +99,12 @@ class AnthropicClient(ModelClient):
             "timeout": timeout,
             "default_headers": default_headers,
             "default_generate_kwargs": default_generate_kwargs,
+            "sees_images": sees_images,
             **params,
         }
+        if sees_images is not None and not isinstance(sees_images, bool):
+            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
+        self._sees_images = sees_images
         from anthropic.resources.messages import AsyncMessages
 
         self._params = split_request_options(params, AsyncMessages.create, _RESERVED, "anthropic")
@@ -271,7 +276,7 @@ class AnthropicClient(ModelClient):
             else:
                 turns.append({"role": role, "content": blocks})
 
-        for message in prepare(messages, sees_images("anthropic", self.model)):
+        for message in prepare(messages, self.sees_images):
             role = message["role"]
             content = message.get("content")
             if role == "system":

@@ -57,7 +57,7 @@ from aimu.models.providers._generation import (
     overflow_error,
     unsupported_thinking,
 )
-from aimu.models.providers._images import prepare, sees_images
+from aimu.models.providers._images import prepare
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
 
@@ -81,6 +81,7 @@ class OllamaClient(ModelClient):
         timeout: float | None = None,
         headers: dict[str, str] | None = None,
         default_generate_kwargs: Mapping[str, Any] | None = None,
+        sees_images: bool | None = None,
         **params: Any,
     ):
         sdk = import_sdk("ollama", "ollama", "ollama")
@@ -98,8 +99,12 @@ class OllamaClient(ModelClient):
             "timeout": timeout,
             "headers": headers,
             "default_generate_kwargs": default_generate_kwargs,
+            "sees_images": sees_images,
             **params,
         }
+        if sees_images is not None and not isinstance(sees_images, bool):
+            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
+        self._sees_images = sees_images
         known = set(sdk.Options.model_fields)
         self._known = frozenset(known)
         self._defaults = dict(default_generate_kwargs or {})
@@ -146,9 +151,7 @@ class OllamaClient(ModelClient):
         fields, sampling = ollama_fields(options, self._defaults, self._known, _REQUEST_FIELDS)
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": [
-                _wire_message(m) for m in prepare(messages, sees_images("ollama", self.model))
-            ],
+            "messages": [_wire_message(m) for m in prepare(messages, self.sees_images)],
             "stream": True,
             **self._request,
             **fields,

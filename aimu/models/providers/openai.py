@@ -49,7 +49,7 @@ from aimu.models.providers._common import (
     stainless_error,
 )
 from aimu.models.providers._generation import openai_fields, overflow_error, parameters
-from aimu.models.providers._images import prepare, sees_images
+from aimu.models.providers._images import prepare
 from aimu.models.providers._sse import sse_events
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
@@ -76,6 +76,7 @@ class OpenAIClient(ModelClient):
         timeout: float | None = None,
         default_headers: dict[str, str] | None = None,
         default_generate_kwargs: Mapping[str, Any] | None = None,
+        sees_images: bool | None = None,
         **params: Any,
     ):
         sdk = import_sdk("openai", "openai", "openai")
@@ -95,8 +96,12 @@ class OpenAIClient(ModelClient):
             "timeout": timeout,
             "default_headers": default_headers,
             "default_generate_kwargs": default_generate_kwargs,
+            "sees_images": sees_images,
             **params,
         }
+        if sees_images is not None and not isinstance(sees_images, bool):
+            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
+        self._sees_images = sees_images
         self._accepted = parameters(_create_method(), _RESERVED)
         self._defaults = openai_fields(None, default_generate_kwargs or {}, self._accepted)
         explicit_url = base_url or short_url or None
@@ -134,7 +139,7 @@ class OpenAIClient(ModelClient):
     ) -> AsyncIterator[ModelEvent]:
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": _wire_messages(messages, self.model),
+            "messages": _wire_messages(messages, self.sees_images),
             "stream": True,
             "stream_options": {"include_usage": True},
             **self._params,
@@ -294,12 +299,12 @@ def _resolve_key(
     return key, "set OPENAI_API_KEY to a valid key"
 
 
-def _wire_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+def _wire_messages(messages: list[dict[str, Any]], sees: bool) -> list[dict[str, Any]]:
     """The transcript for Chat Completions. Tool messages take no images there, so the
     images of a batch of tool results follow it in one user message."""
     wire: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
-    for message in prepare(messages, sees_images("openai", model)):
+    for message in prepare(messages, sees):
         if message["role"] != "tool" and pending:
             wire.append(_images_message(pending))
             pending = []
