@@ -43,7 +43,8 @@ def headless_verdict(mode: str | None) -> str:
 def allowance(tool_name: str, tool: Any) -> str:
     """What "Always allow" remembers: the tool's name and what the tool is (its spec and the
     code it runs), so a different tool that merely shares the name (a sub-agent's, another
-    server's) still asks."""
+    server's) still asks. Decided without the tool (a caller of the two-argument policy),
+    the name alone is remembered, and covers every tool of that name."""
     if tool is None:
         return tool_name
     spec = json.dumps(getattr(tool, "__tool_spec__", None), sort_keys=True, default=str)
@@ -79,7 +80,8 @@ class NotebookPolicy:
 
     def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
         """Whether this call of ``tool`` is put to the policy (and its decision recorded)."""
-        if allowance(tool_name, tool) in self.always_allowed:
+        allowed = self.always_allowed
+        if tool_name in allowed or allowance(tool_name, tool) in allowed:
             return False
         return self.mode == "ask" or read_only(tool) is False
 

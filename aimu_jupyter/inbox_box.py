@@ -1,4 +1,5 @@
-"""The "tell the agent…" box: talk to a ``%%agent`` run while it is going.
+"""The "tell the agent…" box: talk to a ``%%agent`` run while it is going, in frontends that
+draw widgets but not the lab extension (which draws its own field: :mod:`.inbox_field`).
 
 While a run goes on, a one-line text box sits below its live record. What the user sends
 (Enter, or the Send button) goes into the run's :class:`~aimu.agents.Inbox`; the agent

@@ -62,6 +62,8 @@ class RunRecord:
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
         self._sees_images = sees_images_spec(model) if sees_images is None else sees_images
+        #: While the run takes messages: the key the lab extension claims its inbox by.
+        self.inbox: str | None = None
         self._images_sent: dict[tuple[str, int], int] = {}
 
     # -- folding -------------------------------------------------------------------------
@@ -216,6 +218,7 @@ class RunRecord:
             "usage": dict(self.usage),
             "duration_s": self.duration_s,
             "events": self.events,
+            "inbox": self.inbox,
         }
 
     def markdown(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import string
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from aimu_jupyter import run_options
 from aimu_jupyter.approval import MODES, NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.inbox_box import InboxBox
+from aimu_jupyter.inbox_field import InboxFields
 from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
@@ -104,9 +106,15 @@ async def run(
     if system is not None and agent.messages:
         _replace_system(agent.messages, system)
 
+    fields = session.inbox_fields if inbox is not None else None
+    if fields is not None:
+        record.inbox = uuid.uuid4().hex
+        fields.open(record.inbox, inbox)
     view.show()
     boxes: list[InboxBox] = []
-    showing = asyncio.ensure_future(_show_box(view, inbox, boxes)) if inbox is not None else None
+    showing = None
+    if inbox is not None:
+        showing = asyncio.ensure_future(_show_box(view, inbox, boxes, fields, record.inbox))
     decided_by = getattr(policy, "decided_by", None)
     stream = agent.stream(prompt, schema=answer_type)
     try:
@@ -135,14 +143,26 @@ async def run(
             await asyncio.gather(showing, return_exceptions=True)
         for box in boxes:
             box.close()
+        if fields is not None and record.inbox is not None:
+            fields.close(record.inbox)
+            record.inbox = None  # the extension's field goes with the final record
         await view.close(completed=record.status == "done")
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)
     return record.answer
 
 
-async def _show_box(view: RunView, inbox: Inbox, shown: list[InboxBox]) -> None:
-    """Show the "tell the agent…" box once the frontend is known to draw widgets."""
+async def _show_box(
+    view: RunView,
+    inbox: Inbox,
+    shown: list[InboxBox],
+    fields: InboxFields | None,
+    key: str | None,
+) -> None:
+    """Show the "tell the agent…" box once the frontend is known to draw widgets, unless the
+    lab extension claimed the run's inbox for its own field (:mod:`.inbox_field`)."""
+    if fields is not None and key is not None and await fields.claimed(key):
+        return
     if await view.widgets_drawn():
         box = InboxBox(inbox)
         box.show()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimu_jupyter.inbox_field import InboxFields
 from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
 from aimu_jupyter.usage import UsageLog
 
@@ -58,6 +59,7 @@ class Session:
         self.frontends: dict[str, bool] = {}
         self._python: dict[tuple[str, ...], Callable] = {}
         self._notebook: list[Callable] | None = None
+        self._inbox_fields: InboxFields | None = None
 
     @property
     def user_ns(self) -> dict[str, Any]:
@@ -69,6 +71,14 @@ class Session:
         if new or key not in self.conversations:
             self.conversations[key] = Conversation()
         return self.conversations[key]
+
+    @property
+    def inbox_fields(self) -> InboxFields | None:
+        """Where the lab extension claims a run's inbox; ``None`` outside a kernel."""
+        kernel = getattr(self.shell, "kernel", None)
+        if self._inbox_fields is None and getattr(kernel, "comm_manager", None) is not None:
+            self._inbox_fields = InboxFields(kernel)
+        return self._inbox_fields
 
     def python_tool(self, allowed_imports: tuple[str, ...]) -> Callable:
         """The in-kernel ``python`` tool for this notebook (one per import allowlist)."""

@@ -8,6 +8,8 @@
  * insertions go after them, so cells land in the order they were made.
  */
 
+import { KernelLike } from './inbox';
+
 export interface CellSpec {
   cell_type: 'code' | 'markdown';
   source: string;
@@ -31,6 +33,11 @@ interface NotebookLike {
       insertCell(index: number, cell: CellSpec & { metadata: Record<string, unknown> }): unknown;
     };
   } | null;
+}
+
+/** The part of a notebook panel's session the extension uses: its kernel's comms. */
+interface PanelLike {
+  readonly sessionContext?: { readonly session?: { readonly kernel?: KernelLike | null } | null };
 }
 
 /** What the plugin gets from `app.shell`: the widgets of an area. */
@@ -66,6 +73,16 @@ export class NotebookCells {
       const index = notebook ? notebook.widgets.findIndex(cell => cell.node.contains(anchor)) : -1;
       if (notebook && index >= 0) {
         return { notebook, index };
+      }
+    }
+    return null;
+  }
+
+  /** The kernel of the notebook holding `anchor`, if it is in a notebook with one. */
+  kernelOf(anchor: HTMLElement): KernelLike | null {
+    for (const widget of this.shell.widgets('main')) {
+      if (widget.node.contains(anchor) && asNotebook(widget)) {
+        return (widget as PanelLike).sessionContext?.session?.kernel ?? null;
       }
     }
     return null;

@@ -7,6 +7,7 @@ import { renderMarkdown } from '@jupyterlab/rendermime';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
+import { InboxField } from './inbox';
 import { MIME_TYPE, RecordError, parseRecord, toView } from './model';
 import { NotebookCells } from './notebook';
 import { Settings } from './settings';
@@ -18,11 +19,14 @@ export const RENDERER_RANK = 40;
 export class RunRenderer extends Widget implements IRenderMime.IRenderer {
   private readonly dom: RunDom;
   private readonly problem = document.createElement('div');
+  /** The inbox the record names while its run takes messages, and the field drawn for it. */
+  private inboxKey: string | null = null;
+  private inbox: InboxField | null = null;
 
   constructor(
     private readonly options: IRenderMime.IRendererOptions,
     private readonly settings: Settings,
-    notebook?: NotebookCells
+    private readonly notebook?: NotebookCells
   ) {
     super();
     this.addClass('aimu-RunRenderer');
@@ -54,9 +58,12 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const data = model.data[this.options.mimeType] as { inbox?: unknown } | undefined;
+    this.inboxKey = typeof data?.inbox === 'string' && data.inbox ? data.inbox : null;
+    this.syncInbox();
     let view;
     try {
-      view = toView(parseRecord(model.data[this.options.mimeType]));
+      view = toView(parseRecord(data));
     } catch (error) {
       if (!(error instanceof RecordError)) {
         throw error;
@@ -72,8 +79,30 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   dispose(): void {
+    this.inbox?.dispose();
+    this.inbox = null;
     this.settings.changed.disconnect(this.onSettingsChanged, this);
     super.dispose();
+  }
+
+  protected onAfterAttach(): void {
+    this.syncInbox(); // the first render may come before the output is in its notebook
+  }
+
+  /** Draw the field for the record's inbox, or drop it once the record names none. */
+  private syncInbox(): void {
+    if (this.inbox && this.inbox.key !== this.inboxKey) {
+      this.inbox.dispose();
+      this.inbox = null;
+    }
+    if (this.inbox || !this.inboxKey || !this.notebook || !this.isAttached) {
+      return;
+    }
+    const kernel = this.notebook.kernelOf(this.node);
+    if (kernel) {
+      this.inbox = new InboxField(this.inboxKey, kernel);
+      this.node.append(this.inbox.node);
+    }
   }
 
   private onSettingsChanged(): void {

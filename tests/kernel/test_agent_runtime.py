@@ -3,7 +3,11 @@ its "tell the agent…" box, --thinking / --option / --compact / --schema, %agen
 
 from __future__ import annotations
 
+import uuid
+
 from kernel_harness import Widgets
+
+RUN_MIME = "application/vnd.aimu.run+json"
 
 WAITING_TOOL = """\
 import threading
@@ -150,3 +154,49 @@ def test_run_agent_from_python_takes_the_same_options(kernel):
     assert kernel.value("pair") == {"left": "a", "right": "b"}
     assert kernel.value("m.requests[0]['options'].thinking") == "low"
     assert kernel.value("dict(m.requests[0]['options'].generate_kwargs)") == {"seed": 3}
+
+
+def test_the_lab_extensions_field_claims_the_inbox_and_leaves_no_box_behind(kernel):
+    """What the extension does: seeing ``inbox`` in the record, it opens an ``aimu.inbox``
+    comm for that run and sends the text; no widget box is shown, nothing is left over."""
+    widgets = Widgets()
+    kernel.ok(WAITING_TOOL, on_message=widgets.see)
+    go = widgets.button("go")
+    claimed = []
+
+    def on_message(msg):
+        widgets.see(msg)
+        record = msg["content"].get("data", {}).get(RUN_MIME) or {}
+        if claimed or not record.get("inbox"):
+            return
+        comm_id = uuid.uuid4().hex
+        opening = {"comm_id": comm_id, "target_name": "aimu.inbox",
+                   "data": {"run": record["inbox"]}}  # fmt: skip
+        kernel.client.shell_channel.send(kernel.client.session.msg("comm_open", opening))
+        kernel.send_comm(comm_id, {"text": "Use metric units, please."})
+        kernel.click(go)
+        claimed.append(record["inbox"])
+
+    result = kernel.execute("%%agent --model m\nMeasure the room.", on_message=on_message)
+    assert result.status == "ok", result.error_lines
+    assert claimed
+    second = kernel.value("[(x['role'], x['content']) for x in m.requests[1]['messages']]")
+    assert second[-1] == ("user", "Use metric units, please.")
+    assert not [m for m in result.of_type("comm_open") if widgets.is_inbox_box(m)]
+    assert result.record["inbox"] is None and result.record["status"] == "done"
+    displayed = result.of_type("display_data")
+    assert [RUN_MIME in m["content"]["data"] for m in displayed] == [True]  # the record alone
+
+
+def test_a_claim_for_an_unknown_run_is_refused(kernel):
+    kernel.ok(
+        "import aimu_jupyter.inbox_field as f\n"
+        "sent = []\n"
+        "class Comm:\n"
+        "    def send(self, data): sent.append(data)\n"
+        "    def close(self): sent.append('closed')\n"
+        "    def on_msg(self, callback): sent.append('listening')\n"
+        "fields = f.InboxFields(get_ipython().kernel)\n"
+        "fields._opened(Comm(), {'content': {'data': {'run': 'nope'}}})"
+    )
+    assert kernel.value("sent") == [{"draw": False}, "closed"]

@@ -11,7 +11,7 @@ from IPython.core.error import UsageError
 
 from aimu.models.errors import NoDefaultModelError
 from aimu.models.providers.scripted import ScriptedClient
-from aimu.tools import builtin
+from aimu.tools import builtin, tool
 from aimu.tools.approval import Denied
 from aimu_jupyter import runner
 from aimu_jupyter.approval import NotebookPolicy
@@ -98,9 +98,11 @@ async def test_user_answers_are_attributed_and_always_allow_is_remembered():
 
     allowed: set[str] = set()
     policy = NotebookPolicy(ask=ask, always_allowed=allowed)
-    assert await policy("run_command", {}) is True
-    assert allowed == {"run_command"}
+    assert await policy("run_command", {}, tool=builtin.run_command) is True
+    assert [key.split()[0] for key in allowed] == ["run_command"]
     assert not policy.requires_approval("run_command", {}, builtin.run_command)
+    namesake = tool(name="run_command", read_only=False)(lambda: "x")
+    assert policy.requires_approval("run_command", {}, namesake)
     verdict = await policy("write_file", {})
     assert verdict == Denied("too risky")
     assert [policy.decided_by("run_command"), policy.decided_by("write_file")] == ["user"] * 2

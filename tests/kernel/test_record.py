@@ -85,6 +85,7 @@ SCHEMA = {
         },
         "duration_s": {"type": "number"},
         "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
+        "inbox": {"type": ["string", "null"]},
     },
 }
 

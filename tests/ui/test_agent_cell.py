@@ -99,9 +99,7 @@ def test_approve_while_the_cell_runs_fills_the_card_and_renders_the_answer(
     saved = nbformat.read(jupyter_lab.root / "approve.ipynb", as_version=4)
     outputs = saved.cells[1].outputs
     assert not [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
-    shown = [o for o in outputs if any(o.get("data", {}).values())]
-    assert [o["output_type"] for o in shown] == ["display_data"]  # the record, nothing else
-    # (the "tell the agent…" box's slot stays behind empty: see the inbox_box docstring)
+    assert [o["output_type"] for o in outputs] == ["display_data"]  # the record, nothing else
     record = next(o["data"][RUN_MIME] for o in outputs if RUN_MIME in o.get("data", {}))
     assert record["status"] == "done"
     card = record["events"][1]
@@ -142,3 +140,51 @@ def test_deny_with_a_reason_from_the_keyboard_reaches_the_model(lab_page, jupyte
     text = output_text(page, 1)
     assert "denied" in text.lower() and "not today" in text
     assert page.locator(".aimu-approval").count() == 0
+
+
+WAITING_MODEL = """\
+import asyncio
+from pathlib import Path
+
+async def wait_for_user() -> str:
+    "Wait until the user has had their say."
+    for _ in range(600):
+        if Path("release").exists():
+            return "the user spoke"
+        await asyncio.sleep(0.1)
+    return "no one spoke"
+
+%tool wait_for_user
+m = ScriptedClient(
+    [call("wait_for_user"),
+     lambda messages, tools: "Model read: " + messages[-1]["content"]],
+    delay=0.01,
+)
+"""
+
+
+def test_the_extensions_field_talks_to_the_run_and_leaves_nothing_behind(lab_page, jupyter_lab):
+    page = lab_page
+    agent = "%%agent --model m\nMeasure the room."
+    write_notebook(jupyter_lab, "inbox.ipynb", [SETUP + WAITING_MODEL, agent])
+    open_notebook(page, jupyter_lab, "inbox.ipynb")
+    run_all(page)
+
+    field = cell(page, 1).locator(".aimu-RunRenderer input.aimu-inbox-input")
+    field.wait_for(state="visible")
+    assert field.get_attribute("placeholder") == "tell the agent…"
+    assert page.locator(".aimu-inbox").count() == 0  # no widget box besides it
+    field.fill("Use metric units, please.")
+    page.keyboard.press("Enter")
+    wait_for_output(page, 1, "Sent: Use metric units, please.")
+    (jupyter_lab.root / "release").touch()  # the tool returns; the model reads the message
+    wait_for_output(page, 1, "Model read: Use metric units, please.")
+    assert field.count() == 0
+
+    save(page)
+    saved = nbformat.read(jupyter_lab.root / "inbox.ipynb", as_version=4)
+    outputs = saved.cells[1].outputs
+    assert [o["output_type"] for o in outputs] == ["display_data"]  # the record, no empty slot
+    record = outputs[0]["data"][RUN_MIME]
+    assert record["inbox"] is None
+    assert [e["type"] for e in record["events"]][:2] == ["tool", "user_message"]

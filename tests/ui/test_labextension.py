@@ -127,9 +127,12 @@ def card(page, name: str):
 
 
 def test_agent_cell_is_drawn_by_the_extension_not_the_markdown_fallback(page) -> None:
+    every = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output")
     outputs = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output.aimu-RunRenderer")
-    # One output, drawn by our renderer: the bundle's text/markdown fallback is not shown.
-    assert outputs.count() == 1
+    # One output, drawn by our renderer: the bundle's text/markdown fallback is not shown,
+    # and the run's "tell the agent…" field went with the run (no empty output is left).
+    assert every.count() == outputs.count() == 1
+    assert page.locator(".aimu-inbox-field, .aimu-inbox").count() == 0
     fallback = page.locator(".jp-Cell").nth(1).locator('[data-mime-type="text/markdown"]')
     assert fallback.count() == 0
     assert "aimu-RunRenderer" in outputs.first.get_attribute("class").split()
