@@ -58,8 +58,10 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    const data = model.data[this.options.mimeType] as { inbox?: unknown } | undefined;
-    this.inboxKey = typeof data?.inbox === 'string' && data.inbox ? data.inbox : null;
+    const data = model.data[this.options.mimeType] as
+      { inbox?: unknown; status?: unknown } | undefined;
+    const taking = data?.status === 'running' && typeof data.inbox === 'string' && data.inbox;
+    this.inboxKey = taking ? (data.inbox as string) : null;
     this.syncInbox();
     let view;
     try {

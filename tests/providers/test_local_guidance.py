@@ -112,6 +112,18 @@ def test_only_required_free_strings_are_quoted_and_names_are_never_offered_for_t
     assert parameters["properties"]["letter"] == {"type": "string"}  # the spec is not changed
 
 
+def test_runs_outside_a_strings_length_bounds_are_not_offered():
+    parameters = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "minLength": 3, "maxLength": 5}},
+        "required": ["code"],
+    }
+    quotes = _guide.Quotable([], ["ab", "abc", "abcdef", "abcde"])
+    assert _guide.quote(parameters, quotes)["properties"]["code"]["enum"] == ["abc", "abcde"]
+    unquoted = _guide.quote(parameters, _guide.Quotable([], ["ab"]))  # none fit: left free
+    assert unquoted["properties"]["code"] == parameters["properties"]["code"]
+
+
 def test_the_first_string_quotes_what_is_specific_and_the_others_any_run():
     quotes = _guide.quotable(asked("Save a note saying hello to /tmp/work/note.txt."))
     spec = fs[2].__tool_spec__["function"]

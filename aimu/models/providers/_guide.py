@@ -82,7 +82,8 @@ def quote(parameters: dict[str, Any], quotes: Quotable, tool: str = "") -> dict[
     for position, name in enumerate(free):
         runs = quotes.specific if position == 0 and quotes.specific else quotes.every
         echoes = {word for word in f"{name}_{tool}".lower().split("_") if word}
-        offered = [run for run in runs if echoes.isdisjoint(run.lower().split())] or runs
+        fitting = [run for run in runs if _fits(run, properties[name])]
+        offered = [run for run in fitting if echoes.isdisjoint(run.lower().split())] or fitting
         if offered:
             properties[name] = {"type": "string", "enum": offered}
     return out
@@ -110,6 +111,12 @@ def named_tools(
 def _request(messages: list[dict[str, Any]]) -> str:
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     return _text(messages[last_user]) if last_user >= 0 else ""
+
+
+def _fits(run: str, schema: dict[str, Any]) -> bool:
+    """Whether ``run`` is as long as the parameter's ``minLength``/``maxLength`` allow."""
+    shortest, longest = schema.get("minLength", 0), schema.get("maxLength")
+    return len(run) >= shortest and (longest is None or len(run) <= longest)
 
 
 def _distinct(runs: list[str]) -> list[str]:
