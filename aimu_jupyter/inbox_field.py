@@ -65,7 +65,7 @@ class InboxFields:
         return run.sent if run is not None else []
 
     def _opened(self, comm: Any, message: dict[str, Any]) -> None:
-        key = (message.get("content", {}).get("data") or {}).get("run")
+        key = _data(message).get("run")
         with self._lock:
             run = self._runs.get(key) if isinstance(key, str) else None
             draw = run is not None and not run.boxed
@@ -76,7 +76,7 @@ class InboxFields:
         run.loop.call_soon_threadsafe(run.claimed.set)
 
         def received(msg: dict[str, Any]) -> None:
-            text = (msg.get("content", {}).get("data") or {}).get("text")
+            text = _data(msg).get("text")
             if not isinstance(text, str) or not text.strip() or key not in self._runs:
                 return
             run.inbox.put(text.strip())
@@ -84,3 +84,10 @@ class InboxFields:
             comm.send({"sent": text.strip()})
 
         comm.on_msg(received)
+
+
+def _data(message: Any) -> dict[str, Any]:
+    """A comm message's ``data``, or ``{}`` for anything shaped otherwise."""
+    content = message.get("content") if isinstance(message, dict) else None
+    data = content.get("data") if isinstance(content, dict) else None
+    return data if isinstance(data, dict) else {}

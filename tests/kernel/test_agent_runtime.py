@@ -197,6 +197,8 @@ def test_a_claim_for_an_unknown_run_is_refused(kernel):
         "    def close(self): sent.append('closed')\n"
         "    def on_msg(self, callback): sent.append('listening')\n"
         "fields = f.InboxFields(get_ipython().kernel)\n"
-        "fields._opened(Comm(), {'content': {'data': {'run': 'nope'}}})"
+        "fields._opened(Comm(), {'content': {'data': {'run': 'nope'}}})\n"
+        "fields._opened(Comm(), {'content': {'data': ['not', 'a', 'dict']}})\n"
+        "fields._opened(Comm(), {'content': None})"
     )
-    assert kernel.value("sent") == [{"draw": False}, "closed"]
+    assert kernel.value("sent") == [{"draw": False}, "closed"] * 3
