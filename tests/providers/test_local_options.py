@@ -74,3 +74,19 @@ async def test_overflow_names_the_loaded_window():
     with pytest.raises(ContextOverflowError, match="256 tokens") as caught:
         await collect(small, [{"role": "user", "content": "word " * 2000}])
     assert caught.value.window == 256
+
+
+async def test_answers_repeat_unless_a_temperature_or_seed_asks_for_variety():
+    ask = [{"role": "user", "content": "Write a short poem about the sea."}]
+    fixed = LocalClient(max_tokens=24)
+    first, second = [
+        "".join(e.text for e in await collect(fixed, ask) if isinstance(e, TextDelta))
+        for _ in range(2)
+    ]
+    assert first == second and first.strip()
+    varied = LocalClient(max_tokens=24, temperature=1.5, top_k=0, top_p=1.0)
+    answers = {
+        "".join(e.text for e in await collect(varied, ask) if isinstance(e, TextDelta))
+        for _ in range(4)
+    }
+    assert len(answers) > 1  # four samples at temperature 1.5 are not all the same

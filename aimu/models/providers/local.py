@@ -17,8 +17,8 @@ Tool results are fed back as user turns (:mod:`aimu.models.providers._local_prom
 small models read that more reliably than a ``tool`` role; the answer after a tool call gets
 the question and the result together in its last turn, greedy decoding without a repeat
 penalty, 96 tokens and one paragraph, so that it states the result instead of drifting.
-Answers are sampled with a fixed seed unless ``seed=`` is given: a cell run twice answers
-the same. A model under a billion parameters also has its calls *guided*
+Answers are sampled with a fixed seed unless ``seed=`` or ``temperature=`` is given: a cell
+run twice answers the same. A model under a billion parameters also has its calls *guided*
 (:mod:`aimu.models.providers._guide`): a request that names a tool gets that tool, and
 required string arguments quote the request word for word (``guide=False`` lets them free).
 
@@ -394,16 +394,15 @@ def _accepted() -> frozenset[str]:
 
 
 def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
-    """Options for the free-text answer: a fixed seed (the same prompt gets the same answer,
-    as a course or a test expects); a repeat penalty against loops; after a tool call
+    """Options for the free-text answer: a fixed seed unless a seed or a temperature was
+    chosen (the same prompt gets the same answer, as a course or a test expects); a repeat
+    penalty against loops; after a tool call
     none (the answer should repeat the result's tokens), greedy decoding and a short token
     budget (unless the caller chose these), so it states the result and stops; the stream
     keeps only the answer's first paragraph."""
-    out = {
-        "repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY,
-        "seed": ANSWER_SEED,
-        **params,
-    }
+    out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
+    if not chosen & {"seed", "temperature"}:  # a chosen temperature is for variety
+        out["seed"] = ANSWER_SEED
     if grounded:
         if "temperature" not in chosen:
             out["temperature"] = 0.0
