@@ -396,10 +396,9 @@ def _accepted() -> frozenset[str]:
 def _answer_params(params: dict[str, Any], chosen: set[str], grounded: bool) -> dict[str, Any]:
     """Options for the free-text answer: a fixed seed unless a seed or a temperature was
     chosen (the same prompt gets the same answer, as a course or a test expects); a repeat
-    penalty against loops; after a tool call
-    none (the answer should repeat the result's tokens), greedy decoding and a short token
-    budget (unless the caller chose these), so it states the result and stops; the stream
-    keeps only the answer's first paragraph."""
+    penalty against loops, except after a tool call, where the answer should repeat the
+    result's tokens and gets greedy decoding and a short token budget (unless the caller
+    chose these), so it states the result and stops (:func:`_answer_end` cuts the stream)."""
     out = {"repeat_penalty": 1.0 if grounded else ANSWER_REPEAT_PENALTY, **params}
     if not chosen & {"seed", "temperature"}:  # a chosen temperature is for variety
         out["seed"] = ANSWER_SEED
