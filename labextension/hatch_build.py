@@ -49,13 +49,22 @@ def check_node() -> None:
         raise NodeMissingError(f"Node.js {version or '(unknown version)'} cannot build it. {hint}")
 
 
+def _newest(path: Path) -> float:
+    """The latest modification time of ``path`` or of any file below it (0 when absent)."""
+    if not path.exists():
+        return 0.0
+    times = [path.stat().st_mtime]
+    if path.is_dir():
+        times += [p.stat().st_mtime for p in path.rglob("*") if "node_modules" not in p.parts]
+    return max(times)
+
+
 def needs_build() -> bool:
     """True when the built extension is missing or older than one of its inputs."""
-    from hatch_jupyter_builder.utils import is_stale
-
-    if not (OUTPUT_DIR / "package.json").exists():
+    built = OUTPUT_DIR / "package.json"
+    if not built.exists():
         return True
-    return any(is_stale(OUTPUT_DIR, PACKAGE_DIR / name) for name in INPUTS)
+    return any(_newest(PACKAGE_DIR / name) > built.stat().st_mtime for name in INPUTS)
 
 
 def build_labextension(target_name: str, version: str, build_cmd: str = "build:prod") -> None:

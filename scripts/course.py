@@ -20,7 +20,7 @@ import importlib.util
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +35,20 @@ REAL_MODEL_HINT = (
 )
 
 
-def execute(path: Path, *, timeout: int = CELL_TIMEOUT, env: dict[str, str] | None = None) -> Any:
+def execute(
+    path: Path,
+    *,
+    timeout: int = CELL_TIMEOUT,
+    env: dict[str, str] | None = None,
+    on_cell: Callable[[int, Any], None] | None = None,
+) -> Any:
     """Execute the notebook at ``path`` in a fresh kernel of this interpreter; return it.
 
     The kernel runs in the notebook's folder (relative paths work as in JupyterLab) and with
     ``allow_stdin`` off, which is how the notebook layer knows no one can answer a panel.
-    ``env`` replaces the kernel's environment (default: this process's). A failing cell
-    raises ``nbclient.exceptions.CellExecutionError``.
+    ``env`` replaces the kernel's environment (default: this process's); ``on_cell(index,
+    cell)`` is called as each cell finishes. A failing cell raises
+    ``nbclient.exceptions.CellExecutionError``.
     """
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
@@ -58,6 +65,9 @@ def execute(path: Path, *, timeout: int = CELL_TIMEOUT, env: dict[str, str] | No
         km=manager,
         timeout=timeout,
         resources={"metadata": {"path": str(path.parent)}},
+        on_cell_executed=(lambda cell, cell_index, **_: on_cell(cell_index, cell))
+        if on_cell
+        else None,
     )
     try:
         client.execute(env=dict(os.environ if env is None else env))
@@ -70,10 +80,16 @@ def execute(path: Path, *, timeout: int = CELL_TIMEOUT, env: dict[str, str] | No
 def agent_runs(notebook: Any) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
     """``(cell index, run record, MIME bundle)`` for every agent run in an executed notebook."""
     for index, cell in enumerate(notebook.cells):
-        for output in cell.get("outputs", []):
-            data = output.get("data", {})
-            if RUN_MIME in data:
-                yield index, data[RUN_MIME], data
+        for record, bundle in cell_runs(cell):
+            yield index, record, bundle
+
+
+def cell_runs(cell: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(run record, MIME bundle)`` for every agent run in one executed cell."""
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if RUN_MIME in data:
+            yield data[RUN_MIME], data
 
 
 def stdout_of(cell: Any) -> str:
@@ -85,20 +101,28 @@ def stdout_of(cell: Any) -> str:
     )
 
 
-def report(notebook: Any) -> str:
-    """The setup cell's model notice, then each run: prompt, tool calls, answer, footer."""
+def cell_report(index: int, cell: Any) -> str:
+    """What one executed cell adds to the report: the setup cell's model notice, or each of
+    its runs (prompt, tool calls, answer, footer); empty for other cells."""
     lines = []
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and "setup" in cell.metadata.get("tags", []):
-            lines.append(stdout_of(cell).rstrip())
-    models: list[str] = []
-    for index, record, bundle in agent_runs(notebook):
-        if record["model"] not in models:
-            models.append(record["model"])
+    if cell.cell_type == "code" and "setup" in cell.metadata.get("tags", []):
+        lines.append(stdout_of(cell).rstrip())
+    for record, bundle in cell_runs(cell):
         prompt = "\n".join(f"> {line}" for line in record["prompt"].splitlines())
         lines += ["", f"[cell {index}] {record['model']}", prompt, bundle["text/plain"].rstrip()]
-    lines += ["", f"{sum(1 for _ in agent_runs(notebook))} agent runs; models: {', '.join(models)}"]
     return "\n".join(lines)
+
+
+def summary(notebook: Any) -> str:
+    """The report's last line: how many runs, on which models."""
+    models = list(dict.fromkeys(record["model"] for _, record, _ in agent_runs(notebook)))
+    return f"{sum(1 for _ in agent_runs(notebook))} agent runs; models: {', '.join(models)}"
+
+
+def report(notebook: Any) -> str:
+    """The whole report of an executed notebook: every cell's part, then the summary."""
+    parts = [cell_report(index, cell) for index, cell in enumerate(notebook.cells)]
+    return "\n".join([*(part for part in parts if part), "", summary(notebook)])
 
 
 def open_lab(extra: list[str]) -> None:
@@ -126,18 +150,36 @@ def main(argv: list[str] | None = None) -> int:
         open_lab(extra)
     if extra:
         parser.error(f"unrecognised arguments: {' '.join(extra)}")
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
 
     path = args.notebook.resolve()
+    if not path.is_file():
+        print(f"No notebook at {args.notebook}. The course's notebooks are in {NOTEBOOKS}.",
+              file=sys.stderr)  # fmt: skip
+        return 2
     print(f"Running {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} headless")
     print("(no one can click Approve: each call that asks follows the notebook's policy)\n")
     started = time.monotonic()
+
+    def show(index: int, cell: Any) -> None:
+        part = cell_report(index, cell)
+        if part:
+            print(part, flush=True)
+
     try:
-        notebook = execute(path, timeout=args.timeout)
+        notebook = execute(path, timeout=args.timeout, on_cell=show)
     except CellExecutionError as exc:
         print(f"A cell failed:\n{exc}", file=sys.stderr)
         return 1
-    print(report(notebook))
+    except DeadKernelError:
+        print(
+            "The notebook's kernel died (a crash in native code, or it ran out of memory). "
+            "Run it again; if it dies again, run the notebook in JupyterLab "
+            "(bash scripts/run --lab) to see where, or pick another model with AIMU_MODEL.",
+            file=sys.stderr,
+        )
+        return 1
+    print("\n" + summary(notebook))
     print(f"Finished in {time.monotonic() - started:.0f} s.")
     print(REAL_MODEL_HINT)
     return 0

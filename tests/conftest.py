@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+# Kernels under test get a HOME of their own; the embedded model's caches (its Q8_0 copy,
+# the CPU probe's verdict) stay the user's, so they are made once, not once per kernel.
+os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
 
 
 @pytest.fixture

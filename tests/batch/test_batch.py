@@ -245,9 +245,12 @@ def test_a_cut_short_checkpoint_line_is_ignored(tickets, tmp_path):
 
 RUN_BATCH = textwrap.dedent(
     """
-    import sys, json
+    import signal, sys, json
     import aimu
     from aimu.batch import BatchInterrupted
+    # Ctrl-C raises KeyboardInterrupt here even when the test run was started with SIGINT
+    # ignored (a background job, some CI runners), which this process would inherit.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     url, checkpoint = sys.argv[1], sys.argv[2]
     items = [{"text": f"ticket {i}"} for i in range(40)]
     agent = aimu.Agent(aimu.client(f"openai:wire@{url}", max_retries=0))

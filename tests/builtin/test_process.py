@@ -5,11 +5,12 @@ import sys
 
 import pytest
 
+from aimu._child_env import ENV_ALLOWLIST, child_env
 from aimu.tools.builtin import _process
 
 
 def run(argv, **kwargs):
-    return _process.run(argv, env=_process.child_env(), timeout=kwargs.pop("timeout", 10), **kwargs)
+    return _process.run(argv, env=child_env(), timeout=kwargs.pop("timeout", 10), **kwargs)
 
 
 def test_a_child_that_ignores_its_input_neither_hangs_nor_raises():
@@ -46,10 +47,10 @@ def test_child_env_is_the_allowlist_plus_passthrough_and_extra(monkeypatch):
     monkeypatch.setenv("LC_TIME", "C")
     monkeypatch.setenv("MY_SECRET_KEY", "hidden")
     monkeypatch.setenv("WANTED", "yes")
-    env = _process.child_env(["WANTED", "NOT_SET_ANYWHERE"], extra={"MPLBACKEND": "Agg"})
+    env = child_env(["WANTED", "NOT_SET_ANYWHERE"], extra={"MPLBACKEND": "Agg"})
     assert env["LC_TIME"] == "C" and env["WANTED"] == "yes" and env["MPLBACKEND"] == "Agg"
     assert "MY_SECRET_KEY" not in env and "NOT_SET_ANYWHERE" not in env
-    assert set(env) <= set(_process.ENV_ALLOWLIST) | {"LC_TIME", "WANTED", "MPLBACKEND"}
+    assert set(env) <= set(ENV_ALLOWLIST) | {"LC_TIME", "WANTED", "MPLBACKEND"}
 
 
 def test_without_pidfd_the_exit_is_noticed_by_polling(monkeypatch, process_dies):

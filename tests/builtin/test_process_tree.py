@@ -99,7 +99,9 @@ def test_cancelling_a_threaded_call_kills_the_whole_tree(tmp_path, process_dies)
     assert process_dies(int(marker.read_text()), within=5)
 
 
-def test_an_interrupt_in_the_calling_thread_kills_the_whole_tree(tmp_path, process_dies):
+def test_an_interrupt_in_the_calling_thread_kills_the_whole_tree(
+    tmp_path, process_dies, sigint_handled
+):
     marker = tmp_path / "pid"
     command = f"setsid sh -c 'echo $$ > {marker}; exec sleep 1000' & sleep 1000"
     assert threading.current_thread() is threading.main_thread()

@@ -116,7 +116,7 @@ async def test_a_cancelled_async_run_cancels_a_sync_clients_call_and_the_client_
         assert mcp.call_tool("add", {"a": 2, "b": 2}) == "4"
 
 
-def test_ctrl_c_in_a_sync_run_cancels_the_request_and_the_client_goes_on(hang):
+def test_ctrl_c_in_a_sync_run_cancels_the_request_and_the_client_goes_on(hang, sigint_handled):
     interrupted_at: list[float] = []
 
     def interrupt_when_started() -> None:

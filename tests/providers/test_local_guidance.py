@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from provider_wire import collect
@@ -89,6 +90,24 @@ def test_a_pasted_document_is_too_long_to_enumerate_and_leaves_arguments_free():
     assert quotes == _guide.Quotable([], [])
     parameters = open_report.__tool_spec__["function"]["parameters"]
     assert _guide.quote(parameters, quotes) == parameters
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " ".join(f"word{i}" for i in range(60_000)),  # distinct words: many runs
+        "a " * 150_000,  # the same word: few distinct runs, many repeats
+        "x" * 1_000_000,  # one huge word
+        "Ship it to Ada. " * 20_000,  # short sentences, with specific words
+    ],
+    ids=["distinct-words", "one-word-repeated", "one-huge-word", "many-sentences"],
+)
+def test_quoting_a_huge_request_is_bounded_work(text):
+    started = time.perf_counter()
+    quotes = _guide.quotable(asked(text))
+    assert time.perf_counter() - started < 1.0
+    assert quotes.every == []
+    assert len(quotes.specific) <= _guide.MOST_QUOTES
 
 
 def test_only_required_free_strings_are_quoted_and_names_are_never_offered_for_themselves():

@@ -138,10 +138,11 @@ async def test_cancelling_mid_generation_stops_the_model_between_tokens(model):
             seen += isinstance(event, TextDelta)
             if seen == 3:
                 break
-    loaded = local._load(long_story._key)
-    await asyncio.wrap_future(loaded.worker.submit(lambda: None))  # the worker is idle again
-    prompt_tokens = len(loaded.llm.tokenize(b"Write a very long story about a lighthouse."))
-    assert loaded.llm.n_tokens < prompt_tokens + 60
+    runtime = local._runtime(long_story._options, long_story._convert)
+    await asyncio.wrap_future(runtime.thread.submit(lambda: None))  # the worker is idle again
+    assert runtime.last_end is not None
+    _, completion_tokens, _ = runtime.last_end
+    assert 3 <= completion_tokens < 60
     events = await collect(model, [{"role": "user", "content": "Say yes."}])
     assert isinstance(events[-1], TurnEnd)
 
@@ -169,10 +170,13 @@ async def test_event_loop_keeps_running_while_the_model_computes(model):
     assert max(gaps) < 0.3 * total
 
 
-def test_model_file_is_loaded_once_per_process(model):
+async def test_model_file_is_loaded_once_per_process(model):
     twin = model.clone()
     other = LocalClient(**DETERMINISTIC)
-    assert local._load(model._key) is local._load(twin._key) is local._load(other._key)
+    for client in (model, twin, other):
+        await collect(client, [{"role": "user", "content": "Say yes."}])
+    assert model.process_id is not None
+    assert model.process_id == twin.process_id == other.process_id
 
 
 async def test_context_overflow_raises_its_own_error():

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,9 @@ from typing import Any
 LONGEST_QUOTE = 12
 #: Above this many runs the request is too long to enumerate, and arguments stay free.
 MOST_QUOTES = 4000
+#: A request longer than this (a pasted document, far past a small model's window) is not
+#: enumerated at all: its arguments stay free and the model's own window check decides.
+MOST_REQUEST_CHARS = 32_000
 _QUOTES = "\"'`"
 _SENTENCE_END = ".,;:!?"
 _SYMBOLS = "/\\._@:~*=+%#$&<>|^"
@@ -57,10 +61,16 @@ def quotable(messages: list[dict[str, Any]]) -> Quotable:
     if last_user < 0:
         return Quotable([], [])
     text = _text(messages[last_user])
+    if len(text) > MOST_REQUEST_CHARS:
+        return Quotable([], [])
     words = text.split()
     specific = _distinct(_quoted_runs(text) + _specific_runs(words))
-    every = _distinct(specific + _runs(words))
-    return Quotable(specific[:MOST_QUOTES], every if len(every) <= MOST_QUOTES else [])
+    every = dict.fromkeys(specific)
+    for run in filter(None, _runs(words)):
+        every.setdefault(run)
+        if len(every) > MOST_QUOTES:
+            return Quotable(specific[:MOST_QUOTES], [])
+    return Quotable(specific[:MOST_QUOTES], list(every))
 
 
 def quote(parameters: dict[str, Any], quotes: Quotable, tool: str = "") -> dict[str, Any]:
@@ -134,15 +144,13 @@ def _text(message: dict[str, Any]) -> str:
     return str(content or "")
 
 
-def _runs(words: list[str]) -> list[str]:
+def _runs(words: list[str]) -> Iterator[str]:
     """Every run of up to :data:`LONGEST_QUOTE` words within one sentence, trimmed."""
-    out = []
     for start in range(len(words)):
         for end in range(start, min(len(words), start + LONGEST_QUOTE)):
-            out.append(_trimmed(" ".join(words[start : end + 1])))
+            yield _trimmed(" ".join(words[start : end + 1]))
             if _ends_sentence(words[end]):
                 break
-    return out
 
 
 def _specific_runs(words: list[str]) -> list[str]:

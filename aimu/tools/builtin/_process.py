@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -31,18 +31,6 @@ from typing import IO
 from aimu.tools.builtin._capture import HEAD, TAIL, HeadTail, join
 from aimu.tools.stopping import current_stop
 
-ENV_ALLOWLIST = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "TERM",
-    "TZ",
-    "TMPDIR",
-)
 RESULT_LIMIT = 1 << 20
 _CHUNK = 1 << 16
 _DRAIN_GRACE = 0.5
@@ -51,15 +39,6 @@ _POLL = 0.05
 _REAPER = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_reaper.py")))
 _PR_GET_DUMPABLE = 3
 _PR_SET_DUMPABLE = 4
-
-
-def child_env(passthrough: Iterable[str] = (), extra: Mapping[str, str] | None = None) -> dict:
-    """The environment a child sees: the allowlist, ``LC_*``, the named passthrough
-    variables that are set here, then ``extra``."""
-    names = set(ENV_ALLOWLIST).union(passthrough)
-    env = {k: v for k, v in os.environ.items() if k in names or k.startswith("LC_")}
-    env.update(extra or {})
-    return env
 
 
 @dataclass(frozen=True)
