@@ -32,6 +32,8 @@ MOST_QUOTES = 4000
 #: A request longer than this (a pasted document, far past a small model's window) is not
 #: enumerated at all: its arguments stay free and the model's own window check decides.
 MOST_REQUEST_CHARS = 32_000
+#: How many earlier requests lend their specific runs to a follow-up.
+EARLIER = 4
 _QUOTES = "\"'`"
 _SENTENCE_END = ".,;:!?"
 _SYMBOLS = "/\\._@:~*=+%#$&<>|^"
@@ -52,10 +54,12 @@ class Quotable:
 def quotable(messages: list[dict[str, Any]]) -> Quotable:
     """The runs of words arguments may quote from the user's last message.
 
-    The specific runs are what the request puts in quotation marks, and each longest run of
+    The specific runs are what the request puts in quotation marks, a letter it names by its
+    plural (``r's``), and each longest run of
     specific words (holding a digit or a symbol such as ``/ . _ @ : =``, or capitalised inside
     a sentence) joined by operators: ``/tmp/work``, ``48 * 52``, ``Ada Lovelace``. ``How many
-    croissants are in stock?`` has none.
+    croissants are in stock?`` has none. The specific runs of the last few earlier requests
+    follow the last one's: a follow-up ("And in raspberry?") leans on them.
     """
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     if last_user < 0:
@@ -64,7 +68,9 @@ def quotable(messages: list[dict[str, Any]]) -> Quotable:
     if len(text) > MOST_REQUEST_CHARS:
         return Quotable([], [])
     words = text.split()
-    specific = _distinct(_quoted_runs(text) + _specific_runs(words))
+    earlier = [_text(m) for m in messages[:last_user] if m["role"] == "user"][-EARLIER:]
+    earlier = [t for t in earlier if len(t) <= MOST_REQUEST_CHARS]
+    specific = _distinct([run for t in [text, *reversed(earlier)] for run in _specific_of(t)])
     every = dict.fromkeys(specific)
     for run in filter(None, _runs(words)):
         every.setdefault(run)
@@ -77,7 +83,7 @@ def quote(parameters: dict[str, Any], quotes: Quotable, tool: str = "") -> dict[
     """A copy of a tool's ``parameters`` schema whose required free strings must quote.
 
     The first takes a specific run when the request has any (a path, a number: what a call
-    is usually about), the others any run (``write_file``'s content is not its path). A run
+    is usually about), the others any other run (``write_file``'s content is not its path). A run
     holding a word of the parameter's or the tool's name is not offered for that parameter
     (unless nothing else is left): asked for ``"letter": "``, a small model writes ``letter``
     or ``letter r``.
@@ -89,13 +95,18 @@ def quote(parameters: dict[str, Any], quotes: Quotable, tool: str = "") -> dict[
         for name in out.get("required") or ()
         if isinstance(properties.get(name), dict) and _free_string(properties[name])
     ]
+    first: set[str] = set()  # what the first argument may quote; the others may not
     for position, name in enumerate(free):
-        runs = quotes.specific if position == 0 and quotes.specific else quotes.every
+        specific = position == 0 and bool(quotes.specific)
+        runs = quotes.specific if specific else quotes.every
+        runs = [run for run in runs if first.isdisjoint(map(_bare, run.split()))] or runs
         echoes = {word for word in f"{name}_{tool}".lower().split("_") if word}
         fitting = [run for run in runs if _fits(run, properties[name])]
         offered = [run for run in fitting if echoes.isdisjoint(run.lower().split())] or fitting
         if offered:
             properties[name] = {"type": "string", "enum": offered}
+        if specific:
+            first = {_bare(word) for run in offered for word in run.split()}
     return out
 
 
@@ -204,6 +215,20 @@ def _quoted_runs(text: str) -> list[str]:
         r'"([^"\n]{1,400})"|\u201c([^\u201d\n]{1,400})\u201d|`([^`\n]{1,400})`', text
     )
     return [_trimmed(next(part for part in groups if part)) for groups in found]
+
+
+def _specific_of(text: str) -> list[str]:
+    return _quoted_runs(text) + _letters(text) + _specific_runs(text.split())
+
+
+def _bare(word: str) -> str:
+    """A word without quotes, the sentence's end, or a plural's ``'s``: ``r's`` is ``r``."""
+    return re.sub(r"['’]s$", "", _trimmed(word))
+
+
+def _letters(text: str) -> list[str]:
+    """Single letters the request names by their plural: ``How many r's…`` names ``r``."""
+    return re.findall(r"(?<![\w'])([A-Za-z])['’]s\b", text)
 
 
 def _trimmed(run: str) -> str:
