@@ -24,6 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from aimu._secrets import redact, secret_values, shown_url
 from aimu.models.base import (
     GenerationOptions,
     ModelClient,
@@ -45,9 +46,7 @@ from aimu.models.providers._common import (
     env,
     import_sdk,
     is_context_overflow,
-    redact,
     root_cause,
-    shown_url,
     split_credentials,
     ssl_context,
 )
@@ -128,7 +127,7 @@ class OllamaClient(ModelClient):
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self._timeout = stall_timeout(timeout)
-        self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values(), *(login or ()))
+        self._secrets = (env("OLLAMA_API_KEY"), *secret_values(headers), *(login or ()))
         self._clients = PerLoop(
             _sdk_client, login=login, host=self.host, timeout=timeout, headers=headers
         )
@@ -136,8 +135,8 @@ class OllamaClient(ModelClient):
     @property
     def name(self) -> str:
         """``ollama:MODEL``, with ``@URL`` when the server was named in code."""
-        url = shown_url(self._init["host"])
-        return f"ollama:{self.model}@{url}" if url else f"ollama:{self.model}"
+        url = self._init["host"]
+        return f"ollama:{self.model}@{shown_url(url)}" if url else f"ollama:{self.model}"
 
     def clone(self) -> OllamaClient:
         return OllamaClient(self.model, **self._init)
