@@ -44,7 +44,10 @@ _KEY_WORDS = frozenset(("key", "keys"))
 _HEADER_NAMES = frozenset(("authorization", "proxy-authorization", "cookie", "apikey"))
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
-_LITERAL = r"""(?:[bBrRuUfF]{0,2}(?:"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'))"""
+_LITERAL = (
+    r"""(?:[bBrRuUfF]{0,2}"""
+    r"""(?:"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'))"""
+)
 _LITERALS = rf"{_LITERAL}(?:\s*+(?:\+\s*+)?{_LITERAL})*+"
 _NAMED_LITERAL = re.compile(
     rf"""(?<![\w-])(?P<name>[A-Za-z_][\w-]*+)"""
@@ -70,7 +73,9 @@ _USERINFO = re.compile(
     r"""(?::(?P<password>[^/@\s'"<>]*+))?@"""
 )
 _PLAIN_USER = re.compile(r"[A-Za-z][A-Za-z._-]{0,15}")
-_BEARER = re.compile(r"\b(?P<scheme>Bearer|Basic)[ \t]++(?P<value>[A-Za-z0-9._~+/=-]{8,})")
+_BEARER = re.compile(
+    r"\b(?P<scheme>Bearer|Basic)[ \t]++(?=[A-Za-z]*+[0-9._~+/=-])(?P<value>[A-Za-z0-9._~+/=-]{8,})"
+)
 _SHAPES = re.compile(
     "|".join(
         (
@@ -83,7 +88,8 @@ _SHAPES = re.compile(
             r"\bAIza[0-9A-Za-z_-]{35}",
             r"\bhf_[A-Za-z0-9]{30,}",
             r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}",
-            r"-----BEGIN[A-Z ]*+PRIVATE KEY-----[\s\S]{0,16000}?-----END[A-Z ]*+PRIVATE KEY-----",
+            r"-----BEGIN [A-Z ]{0,24}PRIVATE KEY-----[\s\S]{0,16000}?-----END [A-Z ]{0,24}"
+            r"PRIVATE KEY-----",
         )
     )
 )
@@ -187,12 +193,17 @@ def redact(text: str, known: Iterable[str | None] = ()) -> str:
 
 def redact_data(value: Any, known: Iterable[str | None] = ()) -> Any:
     """A copy of ``value`` (dicts, lists, tuples, strings) with :func:`redact` applied to
-    every string in it, keys kept."""
+    every string in it, and the text under a secret-named key hidden whole; keys kept."""
     known = tuple(known)
     if isinstance(value, str):
         return redact(value, known)
     if isinstance(value, Mapping):
-        return {key: redact_data(item, known) for key, item in value.items()}
+        return {
+            key: REDACTED
+            if isinstance(key, str) and isinstance(item, str | bytes) and is_secret_name(key)
+            else redact_data(item, known)
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return type(value)(redact_data(item, known) for item in value)
     return value
