@@ -19,7 +19,9 @@ IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029)
 _NAMED = {0x0D: "\\r", 0x08: "\\b", 0x0B: "\\v", 0x0C: "\\f", 0x00: "\\0"}
 _VISIBLE = {
-    **{code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if code not in (9, 10)},
+    **{
+        code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if code not in (9, 10)
+    },
     **_NAMED,
     **{code: f"<U+{code:04X}>" for code in _BIDI},
 }

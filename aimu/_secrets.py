@@ -36,9 +36,12 @@ REDACTED = "[hidden]"
 MIN_LENGTH = 8
 
 _SECRET_WORDS = frozenset(
-    "token secret secrets password passwords passwd pass passphrase auth authorization "
-    "credential credentials cookie apikey accesskey secretkey privatekey authtoken "
-    "accesstoken bearer jwt sig signature".split()
+    (
+        *("token", "secret", "secrets", "password", "passwords", "passwd", "pass"),
+        *("passphrase", "auth", "authorization", "credential", "credentials", "cookie"),
+        *("apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken"),
+        *("bearer", "jwt", "sig", "signature"),
+    )
 )
 _KEY_WORDS = frozenset(("key", "keys"))
 _HEADER_NAMES = frozenset(("authorization", "proxy-authorization", "cookie", "apikey"))
@@ -62,7 +65,7 @@ _ASSIGNED = re.compile(
 )
 _HEADER = re.compile(
     r"""(?<![\w-])(?P<name>[A-Za-z][\w-]*+)(?P<gap>:[ \t]*+)"""
-    r"""(?P<scheme>(?:Bearer|Basic|Token)[ \t]++)?(?P<value>(?!\[)[^\s'"\\,;)}\]<>]++)"""
+    r"""(?>(?P<scheme>(?:Bearer|Basic|Token)[ \t]++)?)(?P<value>(?!\[)[^\s'"\\,;)}\]<>]++)"""
 )
 _ENV_MAGIC = re.compile(
     r"""(?P<head>(?:%|run_line_magic\(['"])(?:set_)?env(?:['"],[ \t]*+['"]|[ \t]++))"""

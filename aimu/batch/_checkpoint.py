@@ -70,7 +70,7 @@ class Checkpoint:
 
     def append(self, key: str, item: BatchItem, value: Any) -> None:
         """Write one finished item and flush it, so a crash right after keeps it; an error's
-    text is written with its secrets hidden."""
+        text is written with its secrets hidden."""
         if self._file is None:
             self._file = self.path.open("a", encoding="utf-8")
         record = {

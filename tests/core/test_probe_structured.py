@@ -44,7 +44,9 @@ def test_an_unclosed_fence_before_a_long_run_of_spaces_is_read_in_linear_time(sp
     import time
 
     hostile = "```" + " " * spaces + "no closing fence"
-    agent = Agent(ScriptedClient([hostile, hostile, '```json\n{"name": "Oslo", "population": 7}\n```']))
+    agent = Agent(
+        ScriptedClient([hostile, hostile, '```json\n{"name": "Oslo", "population": 7}\n```'])
+    )
     started = time.perf_counter()
     city = agent.run("describe", schema=City)
     assert city == City(name="Oslo", population=7)

@@ -83,7 +83,8 @@ def test_agent_export_option_exports_only_that_runs_calls(kernel):
 def test_each_conversation_exports_only_its_own_code_when_call_ids_repeat(kernel):
     kernel.ok(
         "def same_id(code):\n"
-        "    return reply(tool_calls=[{'id': 'dup', 'name': 'python', 'arguments': {'code': code}}])\n"
+        "    dup = {'id': 'dup', 'name': 'python', 'arguments': {'code': code}}\n"
+        "    return reply(tool_calls=[dup])\n"
         "a = ScriptedClient([same_id('from_a = 1'), 'done'])\n"
         "b = ScriptedClient([same_id('from_b = 2'), 'done'])"
     )

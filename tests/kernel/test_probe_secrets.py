@@ -33,9 +33,7 @@ MEASURED_LEAKS = {
     'url = "https://api.example.com/v1?api_key=qs-secret-111aaa&client=notebook"': [
         "qs-secret-111aaa"
     ],
-    'callback = "https://x.example/cb?access_token=at-secret-222bbb&page=2"': [
-        "at-secret-222bbb"
-    ],
+    'callback = "https://x.example/cb?access_token=at-secret-222bbb&page=2"': ["at-secret-222bbb"],
 }
 NOT_SECRETS = (
     "GIT_AUTHOR_NAME = 'Ada Lovelace'\nKEYBOARD = 'dvorak-programmer'\n"

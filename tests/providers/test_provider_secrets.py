@@ -138,7 +138,7 @@ def test_a_token_written_as_the_urls_user_part_reaches_no_name_event_or_span(tmp
     assert sent == "Basic " + base64.b64encode(f"{TOKEN}:".encode()).decode()
     assert TOKEN not in client.name and "[hidden]@127.0.0.1" in client.name
     written = lines.read_text()
-    started = [json.loads(line) for line in written.splitlines()][0]
+    started = json.loads(written.splitlines()[0])
     assert started["type"] == "run_started" and "[hidden]@127.0.0.1" in started["model"]
     assert TOKEN not in written
     attributes = [dict(span.attributes) for span in exporter.get_finished_spans()]

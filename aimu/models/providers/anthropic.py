@@ -310,7 +310,7 @@ class AnthropicClient(ModelClient):
             self._sdk,
             label=self._label,
             model=self.model,
-            endpoint=self.base_url,
+            endpoint=shown_url(self.base_url),
             key_hint=self._key_hint,
             secrets=self._secrets,
         )

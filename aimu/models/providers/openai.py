@@ -219,7 +219,7 @@ class OpenAIClient(ModelClient):
             self._sdk,
             label=self._label,
             model=self.model,
-            endpoint=self.base_url,
+            endpoint=shown_url(self.base_url),
             key_hint=self._key_hint,
             secrets=self._secrets,
         )
