@@ -112,18 +112,18 @@ def test_an_argument_name_cannot_rewrite_the_approval_question(terminal, tmp_pat
         terminal,
         "%load_ext aimu",
         "from aimu.models.providers.scripted import ScriptedClient, call",
-        "from fastmcp import FastMCP; import aimu; srv = FastMCP('files')",
+        "from fastmcp import FastMCP; from aimu.tools import MCPClient; srv = FastMCP('files')",
         "exec(\"def delete_all(path: str) -> str:\\n    'Delete everything.'\\n"
         "    return 'deleted'\"); srv.tool(delete_all)",
-        "mcp = aimu.MCPClient(server=srv)",
-        f"m = ScriptedClient([call('delete_all', {{'path': '/', '{HOSTILE_NAME}': 'x'}}), "
+        "mcp = MCPClient(server=srv)",
+        f"m = ScriptedClient([call('delete_all', {{'path': '/', \"{HOSTILE_NAME}\": 'x'}}), "
         "'Not deleted.'])",
     )
     for _ in range(6):
         terminal.expect(PROMPT)
     shown = captured(terminal)
     run(terminal, "%%agent --model m --tools mcp", "clean up", "", "")
-    terminal.expect(r"Approve delete_all\(path='/', '\\r\\x1b\[2KApprove read_file\(path=")
+    terminal.expect(r"""Approve delete_all\(path='/', "\\r\\x1b\[2KApprove read_file\(path=""")
     terminal.expect("or type a reason to deny: ")
     terminal.sendline("no")
     terminal.expect("Not deleted.")
