@@ -246,7 +246,9 @@ class OllamaClient(ModelClient):
                 advice="start a new conversation (agent.reset()) or raise num_ctx=",
             )
         if status == 400 and is_unsupported_thinking(detail):
-            return unsupported_thinking(f"the Ollama server at {self._shown_host}", self.model, detail)
+            return unsupported_thinking(
+                f"the Ollama server at {self._shown_host}", self.model, detail
+            )
         if status == 429:
             return RateLimitError(
                 f"the Ollama server at {self._shown_host} is rate-limiting requests (HTTP 429) "
@@ -265,8 +267,8 @@ class OllamaClient(ModelClient):
         if isinstance(exc, ConnectionError | OSError) or type(exc).__module__.startswith("http"):
             cause = redact(root_cause(exc), self._secrets)
             return ModelConnectionError(
-                f"could not talk to Ollama at {self._shown_host} ({cause}); is `ollama serve` running? "
-                "Set OLLAMA_HOST or host= if it listens elsewhere"
+                f"could not talk to Ollama at {self._shown_host} ({cause}); is `ollama serve` "
+                "running? Set OLLAMA_HOST or host= if it listens elsewhere"
             )
         return exc
 
