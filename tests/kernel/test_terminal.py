@@ -96,8 +96,12 @@ def test_a_reason_typed_at_the_terminal_denies_the_call(terminal, tmp_path):
     assert not (tmp_path / "b.txt").exists()
 
 
-def captured(child) -> io.StringIO:
-    """Everything the terminal shows from now on, as received."""
+def cells_then_capture(child, *cells: str) -> io.StringIO:
+    """Run ``cells`` (one line each, a block counting as one), then keep everything the
+    terminal shows from there on, as received."""
+    run(child, *cells)
+    for _ in cells:
+        child.expect(PROMPT)
     child.logfile_read = io.StringIO()
     return child.logfile_read
 
@@ -108,7 +112,7 @@ RAW = ("\x1b]52", "\x1b[2J", "\x1b[2K", "\x1b[8m", "\r\x1b", "\u202e", "\x07")
 
 
 def test_an_argument_name_cannot_rewrite_the_approval_question(terminal, tmp_path):
-    run(
+    shown = cells_then_capture(
         terminal,
         "%load_ext aimu",
         "from aimu.models.providers.scripted import ScriptedClient, call",
@@ -119,9 +123,6 @@ def test_an_argument_name_cannot_rewrite_the_approval_question(terminal, tmp_pat
         f"m = ScriptedClient([call('delete_all', {{'path': '/', \"{HOSTILE_NAME}\": 'x'}}), "
         "'Not deleted.'])",
     )
-    for _ in range(6):
-        terminal.expect(PROMPT)
-    shown = captured(terminal)
     run(terminal, "%%agent --model m --tools mcp", "clean up", "", "")
     terminal.expect(r"""Approve delete_all\(path='/', "\\r\\x1b\[2KApprove read_file\(path=""")
     terminal.expect("or type a reason to deny: ")
@@ -135,7 +136,7 @@ def test_model_text_tool_results_and_a_sub_agents_call_id_are_shown_not_acted_on
     terminal, tmp_path
 ):
     call_id = r"c1\x1b]52;c;SGk=\x07"
-    run(
+    shown = cells_then_capture(
         terminal,
         "%load_ext aimu",
         "from aimu.models.providers.scripted import ScriptedClient, reply, call",
@@ -148,9 +149,6 @@ def test_model_text_tool_results_and_a_sub_agents_call_id_are_shown_not_acted_on
         f"tool_calls=[{{'id': '{call_id}', 'name': 'spawn_subagent', 'arguments': "
         "{'task': 'go'}}]), 'All done.'])",
     )
-    for _ in range(8):
-        terminal.expect(PROMPT)
-    shown = captured(terminal)
     run(terminal, "%%agent --model m --tools note,spawn", "go", "", "")
     while terminal.expect([r"Sub-agent \S+ asks: Approve write_file", "reason to deny: "]):
         terminal.sendline("y")
