@@ -12,6 +12,7 @@ import asyncio
 import builtins
 from typing import Any
 
+from aimu._display import visible_line
 from aimu_jupyter.wake import sigint_raises
 
 #: Each argument value is shown as its repr, cut to this many characters.
@@ -24,14 +25,17 @@ def call_text(tool_name: str, arguments: dict[str, Any], limit: int | None = VAL
     """``write_file(path='a.txt', content='hi')``: the call as the user would write it.
 
     Values are cut to ``limit`` characters; ``None`` shows them whole, as an approval
-    question must (padding must not push the part that matters out of sight)."""
+    question must (padding must not push the part that matters out of sight). Names and
+    values are quoted alike: values as their repr, a name that is not an identifier too,
+    and every control character or bidi override is shown, never acted on."""
     shown = []
     for key, value in arguments.items():
         text = repr(value)
         if limit is not None and len(text) > limit:
             text = text[: limit - 1] + "…"
-        shown.append(f"{key}={text}")
-    return f"{tool_name}({', '.join(shown)})"
+        name = str(key)
+        shown.append(f"{name if name.isidentifier() else repr(name)}={text}")
+    return visible_line(f"{tool_name}({', '.join(shown)})")
 
 
 def parse_answer(answer: str) -> tuple[str, str]:
@@ -59,7 +63,7 @@ class StdinAsk:
     ) -> tuple[str, str]:
         for _ in range(3):  # let the chunks emitted before this call be shown first
             await asyncio.sleep(0)
-        asker = f"Sub-agent {agent} asks: " if agent else ""
+        asker = f"Sub-agent {visible_line(agent)} asks: " if agent else ""
         question = f"{asker}Approve {call_text(tool_name, arguments, None)}? {CHOICES}"
         try:
             with sigint_raises():

@@ -8,8 +8,10 @@ copy. A terminal IPython (no kernel) gets the code as its next input instead.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +24,9 @@ KINDS = ("code", "markdown")
 
 @dataclass
 class CodeLog:
-    """The code of every ``python`` tool call, by tool-call id, and whether it ran cleanly."""
+    """The code of one conversation's ``python`` tool calls, by tool-call id, and whether each
+    ran cleanly. Ids are the model's and repeat across conversations, so each conversation
+    keeps its own log (:func:`logging_code_to`)."""
 
     calls: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
@@ -33,6 +37,26 @@ class CodeLog:
     def successful(self, call_id: str) -> str | None:
         code, ok = self.calls.get(call_id, ("", False))
         return code if ok else None
+
+
+_running_log: contextvars.ContextVar[CodeLog | None] = contextvars.ContextVar(
+    "aimu_code_log", default=None
+)
+
+
+@contextlib.contextmanager
+def logging_code_to(log: CodeLog) -> Iterator[None]:
+    """While a run of a conversation goes on, its ``python`` calls are kept in ``log``."""
+    token = _running_log.set(log)
+    try:
+        yield
+    finally:
+        _running_log.reset(token)
+
+
+def running_code_log() -> CodeLog | None:
+    """The log of the conversation whose run is calling (``None`` outside a run)."""
+    return _running_log.get()
 
 
 def exported_cells(

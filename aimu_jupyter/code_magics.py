@@ -102,8 +102,7 @@ def export_conversation(session: Any, name: str | None, only: Collection[str] | 
     if conversation is None:
         known = ", ".join(session.conversations) or "none yet"
         raise UsageError(f"%agent_export: no conversation named {key!r} (conversations: {known})")
-    log = session.python_tool(session.settings().allowed_imports).code_log
-    cells = exported_cells(conversation.messages, log, only)
+    cells = exported_cells(conversation.messages, conversation.code_log, only)
     if not cells:
         print(f"Nothing to export: conversation {key!r} has no successful python tool calls.")
         return 0

@@ -6,6 +6,8 @@ cell as failed, so Run All stops and the reply status is ``error``.
 
 from __future__ import annotations
 
+from aimu._display import visible
+
 
 class AgentInterrupted(KeyboardInterrupt):
     """The run was stopped (stop button, Kernel › Interrupt, Ctrl-C).
@@ -19,7 +21,7 @@ class AgentInterrupted(KeyboardInterrupt):
         super().__init__(message)
 
     def _render_traceback_(self) -> list[str]:
-        return [f"AgentInterrupted: {self}"]
+        return [f"AgentInterrupted: {visible(str(self))}"]
 
 
 class AgentFailed(RuntimeError):
@@ -27,4 +29,4 @@ class AgentFailed(RuntimeError):
     what to do. The conversation is kept as it was before the failed turn."""
 
     def _render_traceback_(self) -> list[str]:
-        return [f"AgentFailed: {self}"]
+        return [f"AgentFailed: {visible(str(self))}"]

@@ -331,9 +331,12 @@ class AimuMagics(Magics):
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
         from aimu_jupyter import runner
+        from aimu_jupyter.session import DEFAULT_CONVERSATION
 
         if args.export:
-            done_before = set(self.session.python_tool(tuple(self.allowed_imports)).code_log.calls)
+            key = args.name or DEFAULT_CONVERSATION
+            before = None if args.new else self.session.conversations.get(key)
+            done_before = set(before.code_log.calls) if before is not None else set()
         answer = await runner.run(
             self.session,
             prompt,
@@ -355,7 +358,7 @@ class AimuMagics(Magics):
         if args.export:
             from aimu_jupyter.code_magics import export_conversation
 
-            log = self.session.python_tool(tuple(self.allowed_imports)).code_log
+            log = self.session.conversation(args.name).code_log
             export_conversation(self.session, args.name, set(log.calls) - done_before)
 
     @line_magic

@@ -1,30 +1,23 @@
 """The ``notebook`` tool group: the user's variables and recent cells, and proposing a cell.
 
 ``list_variables``, ``describe_variable`` and ``read_cells`` only read; ``add_cell`` writes
-the notebook (a new, unexecuted cell below the agent's cell), so it asks first. Values that
-look like secrets (the values of variables and environment variables named like ``api_key``
-or ``token``, wherever they appear; a quoted value written beside such a name, as in
-``api_key="..."`` or ``{"token": "..."}``; the password of a ``user:password@`` URL) are
-shown as ``[hidden]``, so a notebook's credentials never reach the model through these tools.
+the notebook (a new, unexecuted cell below the agent's cell), so it asks first. Secrets
+(as :mod:`aimu._secrets` defines them: the values of variables and environment variables
+named like ``api_key`` or ``token`` wherever they appear, a value written beside such a name,
+token shapes, URL passwords) are shown as ``[hidden]``, so a notebook's credentials never
+reach the model through these tools.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import types
 from collections.abc import Callable
 from typing import Any, Literal
 
+from aimu._secrets import is_secret_name, redact, secret_values
 from aimu.tools.decorator import tool
 
 MAX_CHARS = 4_000
-_SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
-_NAMED_LITERAL = re.compile(
-    r"""(\b\w*(?:key|token|secret|passw(?:or)?d?|credential|auth)s?\b['"]?\s*[:=]\s*)(['"])[^'"\n]+\2""",
-    re.IGNORECASE,
-)
-_URL_PASSWORD = re.compile(r"(\w[\w+.-]*://[^/@\s:'\"]+:)[^/@\s'\"]+@")
 
 
 def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
@@ -146,18 +139,13 @@ def _details(value: Any) -> str:
 
 
 def _looks_secret(name: str, value: Any) -> bool:
-    return isinstance(value, str | bytes) and bool(_SECRET_NAME.search(name))
+    return isinstance(value, str | bytes) and is_secret_name(name)
 
 
 def redact_secrets(text: str, user_ns: dict[str, Any]) -> str:
-    """Hide the values of secret-named environment variables and notebook strings, quoted
-    values written beside a secret name, and URL passwords."""
-    named = [*os.environ.items(), *user_ns.items()]
-    for key, secret in named:
-        if isinstance(secret, str) and len(secret) >= 8 and _SECRET_NAME.search(key):
-            text = text.replace(secret, "[hidden]")
-    text = _NAMED_LITERAL.sub(r"\1\2[hidden]\2", text)
-    return _URL_PASSWORD.sub(r"\1[hidden]@", text)
+    """``text`` with every secret hidden, the values of the notebook's secret-named
+    variables among them."""
+    return redact(text, secret_values(user_ns))
 
 
 def _safe_repr(value: Any) -> str:

@@ -14,10 +14,10 @@ in short slices so an interrupt lands at once, and gives up after ``timeout`` se
 from __future__ import annotations
 
 import asyncio
-import html
 from collections.abc import Callable
 from typing import Any
 
+from aimu._display import html_text, visible_line
 from aimu_jupyter.record import pretty_arguments
 
 #: The wait for a click is taken in slices this long (seconds).
@@ -66,10 +66,10 @@ class ApprovalPanels:
 
         so_far = widgets.Output()
         so_far.outputs = ({"output_type": "display_data", "data": self._context(), "metadata": {}},)
-        name = html.escape(tool_name)
-        asker = f"Sub-agent <code>{html.escape(agent)}</code> asks: a" if agent else "A"
+        name = html_text(visible_line(tool_name))
+        asker = f"Sub-agent <code>{html_text(visible_line(agent))}</code> asks: a" if agent else "A"
         title = widgets.HTML(f"<b>{asker}pprove a call to <code>{name}</code>?</b>")
-        shown = html.escape(pretty_arguments(arguments, fold=False))
+        shown = html_text(pretty_arguments(arguments, fold=False))
         args = widgets.HTML(f"<pre style='{_STYLE}'>{shown}</pre>")
         reason = widgets.Text(
             placeholder="Reason, if you deny (the model reads it)",
@@ -80,7 +80,7 @@ class ApprovalPanels:
             description="Approve",
             button_style="success",
             icon="check",
-            tooltip=f"Run {tool_name} with these arguments",
+            tooltip=f"Run {visible_line(tool_name)} with these arguments",
         )
         deny = widgets.Button(
             description="Deny",
@@ -89,8 +89,8 @@ class ApprovalPanels:
             tooltip="Refuse this call; the model reads your reason",
         )
         always = widgets.Button(
-            description=f"Always allow {tool_name}",
-            tooltip=f"Approve every {tool_name} call in this conversation",
+            description=f"Always allow {visible_line(tool_name)}",
+            tooltip=f"Approve every {visible_line(tool_name)} call in this conversation",
             layout=widgets.Layout(width="auto"),
         )
         approve.on_click(lambda _: resolve("approve"))

@@ -3,7 +3,10 @@
 :class:`RunRecord` turns chunks into the structured transcript the JupyterLab extension
 renders (``application/vnd.aimu.run+json``, version 1) and into the Markdown and plain-text
 fallbacks every other frontend shows (VS Code, nbviewer, GitHub). It knows nothing about
-IPython: the notebook layer feeds it chunks and publishes :meth:`RunRecord.bundle`.
+IPython: the notebook layer feeds it chunks and publishes :meth:`RunRecord.bundle`. What a
+model, a tool or a server wrote is escaped for the view it goes into (:mod:`aimu._display`):
+HTML in it is shown as text in the Markdown, control characters are shown in the plain
+text, and only known image types become ``data:`` URLs.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from aimu._display import data_url, inline_code, markdown_line, markdown_text, visible
+from aimu._secrets import redact
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.providers._images import sees_images_spec, unsent_reason
 
@@ -50,7 +55,7 @@ class RunRecord:
         sees_images: bool | None = None,
     ):
         self.prompt = prompt
-        self.model = model
+        self.model = redact(model)
         self.agent = agent
         self.status = "running"
         self.error: str | None = None
@@ -230,7 +235,7 @@ class RunRecord:
             parts.append("**Interrupted.** The run was stopped; the conversation is kept.")
         elif self.status == "error":
             parts.append(f"**Error:** {_inline(self.error or 'the run failed')}")
-        parts.append(f"<sub>{self.footer()}</sub>")
+        parts.append(f"<sub>{_inline(self.footer())}</sub>")
         return "\n\n".join(parts)
 
     def plain(self) -> str:
@@ -241,7 +246,7 @@ class RunRecord:
         elif self.status == "error":
             lines.append(f"[error] {self.error or 'the run failed'}")
         lines.append(f"-- {self.footer()}")
-        return "\n".join(lines)
+        return visible("\n".join(lines))
 
     def footer(self) -> str:
         """``model · N in / M out tokens · T s`` plus the status while not done."""
@@ -299,26 +304,26 @@ def _events_markdown(events: list[dict[str, Any]], final: bool) -> list[str]:
     for event in events:
         kind = event["type"]
         if kind == "text":
-            parts.append(event["text"].strip("\n"))
+            parts.append(markdown_text(event["text"].strip("\n")))
         elif kind == "thinking":
-            parts.append(_details("Thinking", _quote(event["text"])))
+            parts.append(_details("Thinking", _quote(markdown_text(event["text"]))))
         elif kind == "tool":
             parts.append(_tool_markdown(event, final))
         elif kind == "user_message":
-            parts.append(_quote(f"**You, during the run:** {event['text']}"))
+            parts.append(_quote(f"**You, during the run:** {markdown_text(event['text'])}"))
     return [part for part in parts if part]
 
 
 def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     status = _STATUS_LABEL.get(card["status"], card["status"])
-    head = f"**🔧 `{_inline(card['name'])}`** · {status}"
+    head = f"**🔧 {inline_code(card['name'])}** · {status}"
     approval = approval_line(card["approval"])
     if approval:
-        head += f" · {approval}"
+        head += f" · {_inline(approval)}"
     lines = [head]
     arguments = card["arguments"]
     if arguments:
-        lines.append(_details("arguments", fence(pretty_arguments(arguments), "json")))
+        lines.append(_details("arguments", fence(visible(pretty_arguments(arguments)), "json")))
     if card["progress"] and card["status"] == "running":
         lines.append(f"> {_inline(progress_text(card['progress'][-1]))}")
     if card["children"]:
@@ -326,15 +331,18 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
         lines.append(_details("sub-agent", _quote(inner)))
     result = card["result"]
     if result is not None:
-        body = fence(result)
+        body = fence(visible(result))
         long = len(result) > FOLD_CHARS or result.count("\n") >= FOLD_LINES
         if long:
             lines.append(_details(f"result ({len(result):,} characters)", body))
         else:
             lines.append(body)
     for image in card["images"]:
-        description = _inline(image.get("description") or "image")
-        lines.append(f"![{description}](data:{image.get('mime_type')};base64,{image.get('data')})")
+        url = data_url(image.get("mime_type"), image.get("data"))
+        if url is None:
+            lines.append(_inline(image_line(image)))
+        else:
+            lines.append(f"![{markdown_line(image.get('description') or 'image')}]({url})")
     if card.get("images_note"):
         lines.append(f"*{_inline(card['images_note'])}*")
     return "\n\n".join(lines)
@@ -370,7 +378,7 @@ def fence(text: str, language: str = "") -> str:
 
 
 def _inline(text: str) -> str:
-    return " ".join(str(text).split())
+    return markdown_line(str(text))
 
 
 def pretty_arguments(arguments: Any, fold: bool = True) -> str:
@@ -438,5 +446,5 @@ def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
 
 def image_line(image: dict[str, Any]) -> str:
     """An image of a tool's result, as one line of plain text."""
-    description = _inline(image.get("description") or "image")
+    description = " ".join(str(image.get("description") or "image").split())
     return f"[image {image.get('mime_type', '')}: {description}]"

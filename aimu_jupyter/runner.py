@@ -22,6 +22,7 @@ from aimu.models.chunks import Phase
 from aimu.models.errors import ModelError, NoDefaultModelError
 from aimu_jupyter import run_options
 from aimu_jupyter.approval import MODES, NotebookPolicy
+from aimu_jupyter.cells import logging_code_to
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.inbox_box import InboxBox
 from aimu_jupyter.inbox_field import InboxFields
@@ -118,7 +119,7 @@ async def run(
     decided_by = getattr(policy, "decided_by", None)
     stream = agent.stream(prompt, schema=answer_type)
     try:
-        with wake_on_signals():
+        with wake_on_signals(), logging_code_to(conversation.code_log):
             async for chunk in stream:
                 by = None
                 if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimu_jupyter.cells import CodeLog
 from aimu_jupyter.inbox_field import InboxFields
 from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
 from aimu_jupyter.usage import UsageLog
@@ -39,10 +40,12 @@ class Settings:
 
 @dataclass
 class Conversation:
-    """One conversation's messages and the tools its user chose to "Always allow"."""
+    """One conversation's messages, the tools its user chose to "Always allow", and the code
+    of its ``python`` calls (what ``%agent_export`` writes)."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     always_allowed: set[str] = field(default_factory=set)
+    code_log: CodeLog = field(default_factory=CodeLog)
 
 
 class Session:

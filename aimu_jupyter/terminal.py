@@ -2,7 +2,9 @@
 
 The answer's text is written as it streams; each tool call is a line when it starts, its
 approval and a few lines of its result follow. A sub-agent's lines are indented under the
-call that started it. The run's footer (model, tokens, time) closes the output.
+call that started it. The run's footer (model, tokens, time) closes the output. Everything
+is written through :func:`aimu._display.visible`: a model's or a server's escape sequences
+are shown, never acted on by the terminal.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from aimu._display import visible
 from aimu.models.chunks import Phase, StreamChunk
 from aimu_jupyter.ask import call_text
 from aimu_jupyter.record import RunRecord, approval_line, image_line, progress_text
@@ -83,5 +86,5 @@ class TextStream:
         self._out(text + "\n")
 
     def _out(self, text: str) -> None:
-        self._write(text)
+        self._write(visible(text))
         self._line_start = text.endswith("\n")

@@ -319,23 +319,23 @@ def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str])
     """The ``python`` tool: code runs in the notebook's own namespace.
 
     What the code displays (plots, ``display()`` of images, PIL images) comes back as
-    images; each call's code is kept in the tool's ``code_log`` for ``%agent_export``.
+    images; each call's code is kept in the running conversation's code log, for
+    ``%agent_export``.
     """
     from aimu.tools.builtin._python import PythonRunner, describe_modules
     from aimu.tools.decorator import tool
-    from aimu_jupyter.cells import CodeLog
+    from aimu_jupyter.cells import running_code_log
     from aimu_jupyter.displays import inline_plots_after, notebook_displays
 
     runner = PythonRunner(user_ns, allowed_imports, displays=notebook_displays)
-    log = CodeLog()
 
     def python(code: str, ctx: ToolContext) -> str | ToolResult:
         with inline_plots_after():
             outcome = runner(code)
-        log.add(ctx.tool_call_id, code, ok=not outcome.failed)
+        log = running_code_log()
+        if log is not None:
+            log.add(ctx.tool_call_id, code, ok=not outcome.failed)
         return outcome.result()
 
     python.__doc__ = _PYTHON_DOC.format(**describe_modules(runner.allowed))
-    made = tool(name="python", read_only=False)(python)
-    made.code_log = log
-    return made
+    return tool(name="python", read_only=False)(python)

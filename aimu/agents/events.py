@@ -11,7 +11,9 @@ its fields as attributes::
 :class:`JsonLinesSink` appends one JSON object per event to a file;
 :class:`OpenTelemetrySink` turns runs, model calls and tool calls into spans that follow the
 OpenTelemetry GenAI semantic conventions (``pip install 'aimu-jupyter[otel]'``).
-A sink that raises is logged and the run goes on: telemetry never stops an agent.
+A sink that raises is logged and the run goes on: telemetry never stops an agent. Sinks
+get each event with its secrets hidden (:func:`aimu._secrets.redact` on every text field:
+the task, tool arguments, errors), since what they write outlives the run.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
+
+from aimu._secrets import redact_data
 
 logger = logging.getLogger("aimu.agents.events")
 #: How long the end of a run waits for an ``async def`` sink to take the last events.
@@ -192,6 +196,7 @@ class Delivery:
         self._last: asyncio.Future | None = None
 
     def __call__(self, event: Event) -> None:
+        event = _redacted(event)
         try:
             result = self._deliver(event)
         except Exception:
@@ -359,6 +364,18 @@ class OpenTelemetrySink:
             span.set_attribute("error.type", error_type)
             span.set_status(Status(StatusCode.ERROR, error[:500]))
         span.end()
+
+
+def _redacted(event: Event) -> Event:
+    """``event``, or a copy of it with the secrets in its text fields hidden."""
+    names, values = _fields_of(event)
+    changed = {}
+    for name, value in zip(names, values(event), strict=True):
+        if isinstance(value, str | dict | list | tuple):
+            clean = redact_data(value)
+            if clean != value:
+                changed[name] = clean
+    return dataclasses.replace(event, **changed) if changed else event
 
 
 def _fields_of(event: Event) -> tuple[tuple[str, ...], Callable[[Any], tuple]]:

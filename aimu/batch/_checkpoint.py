@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from aimu._secrets import redact
 from aimu.batch._results import OK, BatchItem
 
 logger = logging.getLogger("aimu.batch")
@@ -68,7 +69,8 @@ class Checkpoint:
         return records
 
     def append(self, key: str, item: BatchItem, value: Any) -> None:
-        """Write one finished item and flush it, so a crash right after keeps it."""
+        """Write one finished item and flush it, so a crash right after keeps it; an error's
+        text is written with its secrets hidden."""
         if self._file is None:
             self._file = self.path.open("a", encoding="utf-8")
         record = {
@@ -77,7 +79,7 @@ class Checkpoint:
             "status": item.status,
             "answer": item.answer,
             "value": value,
-            "error": item.error,
+            "error": redact(item.error) if item.error else item.error,
             "usage": item.usage,
             "attempts": item.attempts,
         }

@@ -221,6 +221,20 @@ def test_the_checkpoint_skips_what_succeeded_and_retries_what_failed(tickets, tm
     assert [it.answer for it in second] == [it.answer or second[1].answer for it in first]
 
 
+def test_a_failed_items_error_reaches_the_checkpoint_without_its_secrets(tmp_path):
+    from provider_wire import WireServer, json_error
+
+    said = {"error": {"message": "upstream refused Authorization: Bearer tokCk9f8e7d6c5b4a"}}
+    checkpoint = tmp_path / "runs.jsonl"
+    with WireServer(default=json_error(400, said)) as wire:
+        agent = aimu.Agent(aimu.client(f"openai:wire@{wire.url}", max_retries=0))
+        (item,) = aimu.batch("Classify: {text}", tickets_list(1), agent=agent, retries=0,
+                             checkpoint=checkpoint)  # fmt: skip
+    assert item.status == "failed" and "upstream refused" in item.error
+    written = checkpoint.read_text()
+    assert "Bearer [hidden]" in written and "tokCk9f8e7d6c5b4a" not in written
+
+
 def test_a_directory_checkpoint_and_schema_values_come_back_validated(tickets, tmp_path):
     options = {"agent": agent_for(tickets), "schema": Ticket, "checkpoint": tmp_path / "ck"}
     (tmp_path / "ck").mkdir()

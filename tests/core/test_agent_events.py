@@ -273,3 +273,25 @@ def test_a_failing_or_hanging_async_sink_never_stops_the_run(caplog, monkeypatch
     assert two_round_agent(hanging).run("add") == "It is 3."
     assert time.perf_counter() - started < 5
     assert "still busy" in caplog.text
+
+
+@tool
+def sign_in(user: str, password: str) -> str:
+    """Sign in."""
+    return f"signed in {user}"
+
+
+def test_sinks_get_events_with_the_secrets_in_their_task_and_arguments_hidden(tmp_path):
+    path = tmp_path / "events.jsonl"
+    model = ScriptedClient([call("sign_in", user="ada", password="pw-arg-secret-9876"), "in"])
+    with JsonLinesSink(path) as sink:
+        Agent(model, tools=[sign_in], events=sink).run(
+            "Sign in, then GET https://h.example/v1?api_key=sk-task-abc123def456&client=nb"
+        )
+    written = path.read_text()
+    assert "pw-arg-secret-9876" not in written and "sk-task-abc123def456" not in written
+    lines = [json.loads(line) for line in written.splitlines()]
+    assert lines[0]["task"].endswith("?api_key=[hidden]&client=nb")
+    (started,) = [line for line in lines if line["type"] == "tool_call_started"]
+    assert started["arguments"] == {"user": "ada", "password": "[hidden]"}
+    assert model.requests[0]["messages"][-1]["content"].endswith("sk-task-abc123def456&client=nb")

@@ -37,3 +37,17 @@ def test_a_self_referencing_model_is_a_schema_whose_root_is_an_object():
     assert sent["type"] == "object" and "$ref" not in sent
     assert sent["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     assert "Node" in sent["$defs"]
+
+
+@pytest.mark.parametrize("spaces", [200_000, 800_000])
+def test_an_unclosed_fence_before_a_long_run_of_spaces_is_read_in_linear_time(spaces):
+    import time
+
+    hostile = "```" + " " * spaces + "no closing fence"
+    agent = Agent(
+        ScriptedClient([hostile, hostile, '```json\n{"name": "Oslo", "population": 7}\n```'])
+    )
+    started = time.perf_counter()
+    city = agent.run("describe", schema=City)
+    assert city == City(name="Oslo", population=7)
+    assert time.perf_counter() - started < 2.0  # the quadratic parse took 15 s at 60k spaces

@@ -80,6 +80,24 @@ def test_agent_export_option_exports_only_that_runs_calls(kernel):
     assert cell["source"].endswith("best_month = growth.index(best) + 2\n")
 
 
+def test_each_conversation_exports_only_its_own_code_when_call_ids_repeat(kernel):
+    kernel.ok(
+        "def same_id(code):\n"
+        "    dup = {'id': 'dup', 'name': 'python', 'arguments': {'code': code}}\n"
+        "    return reply(tool_calls=[dup])\n"
+        "a = ScriptedClient([same_id('from_a = 1'), 'done'])\n"
+        "b = ScriptedClient([same_id('from_b = 2'), 'done'])"
+    )
+    kernel.ok("%%agent --model a --name first --tools python --approve auto\nSet from_a.")
+    denied = kernel.ok("%%agent --model b --name second --tools python --approve deny\nSet from_b.")
+    assert denied.record["events"][0]["status"] == "denied"
+    second = kernel.ok("%agent_export --name second")
+    assert not published_cells(second)
+    assert "no successful python tool calls" in second.stdout
+    (cell,) = published_cells(kernel.ok("%agent_export --name first"))
+    assert cell["source"] == "# From the agent run 'Set from_a.': python call 1 of 1\nfrom_a = 1\n"
+
+
 def test_export_with_nothing_to_export_says_so(kernel):
     kernel.ok("m = ScriptedClient(['Hello.'])")
     kernel.ok("%%agent --model m\nhi")

@@ -5,6 +5,7 @@ Drives a real ``ipython`` process in a pseudo-terminal (pexpect), as a person at
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -93,3 +94,70 @@ def test_a_reason_typed_at_the_terminal_denies_the_call(terminal, tmp_path):
     terminal.expect("Fine.")
     terminal.expect(PROMPT)
     assert not (tmp_path / "b.txt").exists()
+
+
+def cells_then_capture(child, *cells: str) -> io.StringIO:
+    """Run ``cells`` (one line each, a block counting as one), then keep everything the
+    terminal shows from there on, as received."""
+    run(child, *cells)
+    for _ in cells:
+        child.expect(PROMPT)
+    child.logfile_read = io.StringIO()
+    return child.logfile_read
+
+
+HOSTILE_NAME = r"\r\x1b[2KApprove read_file(path='notes.txt')?\x1b[8m"
+HOSTILE_TEXT = r"\x1b]52;c;SGVsbG8=\x07\x1b[2J\rcalm text\u202egnp.exe"
+RAW = ("\x1b]52", "\x1b[2J", "\x1b[2K", "\x1b[8m", "\r\x1b", "\u202e", "\x07")
+
+
+def test_an_argument_name_cannot_rewrite_the_approval_question(terminal, tmp_path):
+    shown = cells_then_capture(
+        terminal,
+        "%load_ext aimu",
+        "from aimu.models.providers.scripted import ScriptedClient, call",
+        "from fastmcp import FastMCP; from aimu.tools import MCPClient; srv = FastMCP('files')",
+        "exec(\"def delete_all(path: str) -> str:\\n    'Delete everything.'\\n"
+        "    return 'deleted'\"); srv.tool(delete_all)",
+        "mcp = MCPClient(server=srv)",
+        f"m = ScriptedClient([call('delete_all', {{'path': '/', \"{HOSTILE_NAME}\": 'x'}}), "
+        "'Not deleted.'])",
+    )
+    run(terminal, "%%agent --model m --tools mcp", "clean up", "", "")
+    terminal.expect(r"""Approve delete_all\(path='/', "\\r\\x1b\[2KApprove read_file\(path=""")
+    terminal.expect("or type a reason to deny: ")
+    terminal.sendline("no")
+    terminal.expect("Not deleted.")
+    terminal.expect(PROMPT)
+    assert not any(raw in shown.getvalue() for raw in RAW), repr(shown.getvalue())
+
+
+def test_model_text_tool_results_and_a_sub_agents_call_id_are_shown_not_acted_on(
+    terminal, tmp_path
+):
+    call_id = r"c1\x1b]52;c;SGk=\x07"
+    shown = cells_then_capture(
+        terminal,
+        "%load_ext aimu",
+        "from aimu.models.providers.scripted import ScriptedClient, reply, call",
+        "from aimu.tools.builtin import make_subagent_tool, write_file",
+        f"def note() -> str:\n    'A note.'\n    return '{HOSTILE_TEXT}'\n",
+        "%tool note",
+        "child = ScriptedClient([call('write_file', path='s.txt', content='x'), 'child done'])",
+        "spawn = make_subagent_tool(child, tools=[write_file])",
+        f"m = ScriptedClient([reply('{HOSTILE_TEXT}', tool_calls=[call('note')]), reply("
+        f"tool_calls=[{{'id': '{call_id}', 'name': 'spawn_subagent', 'arguments': "
+        "{'task': 'go'}}]), 'All done.'])",
+    )
+    run(terminal, "%%agent --model m --tools note,spawn", "go", "", "")
+    while terminal.expect([r"Sub-agent \S+ asks: Approve write_file", "reason to deny: "]):
+        terminal.sendline("y")
+    terminal.expect("reason to deny: ")
+    terminal.sendline("y")
+    terminal.expect("All done.")
+    terminal.expect(PROMPT)
+    text = shown.getvalue()
+    assert not any(raw in text for raw in RAW), repr(text)
+    assert r"\x1b]52;c;SGVsbG8=\x07\x1b[2J\rcalm text<U+202E>gnp.exe" in text
+    assert r"Sub-agent agent/subagent@c1\x1b]52;c;SGk=\x07 asks:" in text
+    assert (tmp_path / "s.txt").read_text() == "x"

@@ -109,6 +109,11 @@ def build_server(name: str = "demo", **options: Any) -> FastMCP:
         return f"counted to {n}"
 
     @server.tool
+    def echo(text: str) -> str:
+        """The text, echoed back."""
+        return f"Echo: {text}"
+
+    @server.tool
     def echo_header(name: str) -> str:
         """The value of an HTTP request header the server received ('' without HTTP)."""
         return get_http_headers(include_all=True).get(name.lower(), "")

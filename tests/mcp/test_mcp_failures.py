@@ -142,12 +142,22 @@ def test_an_mcp_urls_query_secret_is_in_no_log_record(http_server: HttpServer, e
 
 def test_config_env_values_are_redacted_only_for_secret_named_variables(stdio_script):
     secret = "sk-env-secret-9f8e7d6c"
-    env = {"TZ": "Asia/Tokyo", "SERVICE_API_KEY": secret, "DB_PASSWORD": "hunter22x"}
+    env = {
+        "TZ": "Asia/Tokyo",
+        "SERVICE_API_KEY": secret,
+        "DB_PASSWORD": "hunter22x",
+        "GIT_AUTHOR_NAME": "Ada Lovelace",
+        "GIT_AUTHOR_DATE": "2026-01-02T03:04:05",
+        "KEYBOARD": "dvorak-programmer",
+    }
     config = {"mcpServers": {"clock": stdio_entry(stdio_script, env=env)}}
     with MCPClient(config=config) as mcp:
         assert mcp.call_tool("env_value", {"name": "TZ"}) == "Asia/Tokyo"
-        assert mcp.call_tool("env_value", {"name": "SERVICE_API_KEY"}) == "***"
-        assert mcp.call_tool("env_value", {"name": "DB_PASSWORD"}) == "***"
+        assert mcp.call_tool("env_value", {"name": "SERVICE_API_KEY"}) == "[hidden]"
+        assert mcp.call_tool("env_value", {"name": "DB_PASSWORD"}) == "[hidden]"
+        assert mcp.call_tool("env_value", {"name": "GIT_AUTHOR_NAME"}) == "Ada Lovelace"
+        assert mcp.call_tool("env_value", {"name": "GIT_AUTHOR_DATE"}) == "2026-01-02T03:04:05"
+        assert mcp.call_tool("env_value", {"name": "KEYBOARD"}) == "dvorak-programmer"
         assert secret not in repr(mcp)
 
 

@@ -100,8 +100,19 @@ def test_header_values_reach_the_server_but_never_the_model(http_server: HttpSer
     headers = {"X-Api-Key": secret, "Authorization": f"Bearer {http_server.token}"}
     with MCPClient(url=http_server.url, headers=headers) as mcp:
         result = mcp.call_tool("echo_header", {"name": "x-api-key"})
-        assert result.text == "***"
+        assert result.text == "[hidden]"
         assert secret not in repr(mcp)
+
+
+def test_query_values_and_headers_not_named_secret_are_never_rewritten(http_server: HttpServer):
+    headers = {"X-Client-Name": "notebook", "X-Api-Key": "hdr-secret-5e4d3c2b1a"}
+    url = f"{http_server.url}?client=notebook"
+    with MCPClient(url=url, auth=http_server.token, headers=headers) as mcp:
+        assert mcp.call_tool("echo_header", {"name": "x-client-name"}).text == "notebook"
+        assert mcp.call_tool("echo", {"text": "my notebook is open"}).text == (
+            "Echo: my notebook is open"
+        )
+        assert mcp.call_tool("echo_header", {"name": "x-api-key"}).text == "[hidden]"
 
 
 def test_an_unreachable_url_hides_header_values_and_query_secrets():
@@ -113,7 +124,7 @@ def test_an_unreachable_url_hides_header_values_and_query_secrets():
     text = full_text(caught.value)
     assert secret not in text
     assert header_secret not in text
-    assert "http://127.0.0.1:9/mcp?***" in str(caught.value)
+    assert "http://127.0.0.1:9/mcp?api_key=[hidden]" in str(caught.value)
 
 
 def test_an_http_server_dying_mid_session_raises_then_says_it_cannot_reconnect(

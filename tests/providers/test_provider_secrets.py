@@ -7,6 +7,7 @@ every logger is captured at DEBUG (the SDKs and httpx log requests there).
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import traceback
 
@@ -68,7 +69,7 @@ async def test_a_url_password_is_sent_as_basic_auth_and_never_shown(provider, mo
     assert sent == "Basic " + base64.b64encode(f"ada:{PASSWORD}".encode()).decode()
     assert_hidden(client.name + repr(client))
     if provider != "anthropic":
-        assert "ada:***@" in client.name
+        assert "@http://[hidden]@127.0.0.1" in client.name
     assert_hidden("\n".join(r.getMessage() for r in caplog.records))
 
 
@@ -111,3 +112,47 @@ def test_a_failed_agent_run_keeps_the_secrets_out_of_what_the_caller_gets(provid
             agent.run("hi")
     assert_hidden("".join(traceback.format_exception(caught.value)))
     assert_hidden(repr(agent.messages))
+
+
+TOKEN = "tok9f8e7d6c5b4a3210Secret"
+
+
+def test_a_token_written_as_the_urls_user_part_reaches_no_name_event_or_span(tmp_path):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from aimu.agents import JsonLinesSink, OpenTelemetrySink
+
+    exporter = InMemorySpanExporter()
+    tracer = TracerProvider()
+    tracer.add_span_processor(SimpleSpanProcessor(exporter))
+    lines = tmp_path / "events.jsonl"
+    with WireServer(default=openai_turn("Hello.")) as wire:
+        url = wire.url.replace("http://", f"http://{TOKEN}@")
+        client = aimu.client(f"openai:wire-model@{url}/v1")
+        with JsonLinesSink(lines) as sink:
+            aimu.Agent(client, events=sink).run("hi")
+        aimu.Agent(client, events=OpenTelemetrySink(tracer_provider=tracer)).run("hi")
+        sent = wire.requests[0].headers["authorization"]
+    assert sent == "Basic " + base64.b64encode(f"{TOKEN}:".encode()).decode()
+    assert TOKEN not in client.name and "[hidden]@127.0.0.1" in client.name
+    written = lines.read_text()
+    started = json.loads(written.splitlines()[0])
+    assert started["type"] == "run_started" and "[hidden]@127.0.0.1" in started["model"]
+    assert TOKEN not in written
+    attributes = [dict(span.attributes) for span in exporter.get_finished_spans()]
+    (run,) = [a for a in attributes if a.get("gen_ai.operation.name") == "invoke_agent"]
+    assert "[hidden]@127.0.0.1" in run["gen_ai.request.model"]
+    assert TOKEN not in repr(attributes)
+    tracer.shutdown()
+
+
+def test_an_error_naming_a_server_with_a_token_in_its_url_keeps_it_out(closed_port_url):
+    url = closed_port_url.replace("http://", f"http://{TOKEN}@") + "/v1?api_key=q-9f8e7d6c5b4a"
+    client = aimu.client(f"openai:wire-model@{url}", max_retries=0)
+    with pytest.raises(ModelError) as caught:
+        aimu.Agent(client).run("hi")
+    text = "".join(traceback.format_exception(caught.value)) + client.name
+    assert TOKEN not in text and "q-9f8e7d6c5b4a" not in text
+    assert "api_key=[hidden]" in client.name

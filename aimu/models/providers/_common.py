@@ -1,8 +1,9 @@
 """What the SDK-backed providers share: SDK imports and clients, credentials, error mapping.
 
 Error messages built here never contain a credential: every text that came from a server or
-an SDK passes through :func:`redact` with the client's secrets before it is shown, and the
-SDK's own exception is not chained (``from None``), because its message may quote the key.
+an SDK passes through :func:`aimu._secrets.redact` with the client's secrets before it is
+shown, and the SDK's own exception is not chained (``from None``), because its message may
+quote the key.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from types import ModuleType
 from typing import Any, Generic, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from aimu._secrets import redact
 from aimu.models.errors import (
     AuthenticationError,
     ModelConnectionError,
@@ -138,18 +140,6 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     return urlunsplit(parts._replace(netloc=hostport)), (unquote(user), unquote(password))
 
 
-def shown_url(url: str | None) -> str | None:
-    """``url`` as it may be shown: a password in it replaced by ``***``."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    userinfo, _, hostport = parts.netloc.rpartition("@")
-    user = userinfo.partition(":")[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
-
-
 def import_sdk(module: str, extra: str, provider: str) -> ModuleType:
     """Import a provider's SDK, or say which pip command installs it."""
     try:
@@ -159,14 +149,6 @@ def import_sdk(module: str, extra: str, provider: str) -> ModuleType:
             f"the {provider} provider needs the '{module}' package: "
             f"pip install 'aimu-jupyter[{extra}]'"
         ) from None
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (longer than 3 characters) replaced by ``***``."""
-    for secret in secrets:
-        if secret and len(secret) > 3:
-            text = text.replace(secret, "***")
-    return text
 
 
 def env(name: str) -> str | None:

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from aimu._secrets import redact, shown_url
 from aimu.models.base import (
     GenerationOptions,
     ModelClient,
@@ -48,7 +49,6 @@ from aimu.models.providers._common import (
     env,
     import_sdk,
     is_context_overflow,
-    redact,
     split_credentials,
     split_request_options,
     ssl_context,
@@ -116,7 +116,7 @@ class AnthropicClient(ModelClient):
             (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
         )
         official = urlparse(self.base_url).hostname == "api.anthropic.com"
-        self._label = "Anthropic" if official else f"the server at {self.base_url}"
+        self._label = "Anthropic" if official else f"the server at {shown_url(self.base_url)}"
         credentials, self._key_hint = _resolve_credentials(api_key, api_key_env, base_url, official)
         self._secrets = (*credentials.values(), *(login or ()))
         options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
@@ -310,7 +310,7 @@ class AnthropicClient(ModelClient):
             self._sdk,
             label=self._label,
             model=self.model,
-            endpoint=self.base_url,
+            endpoint=shown_url(self.base_url),
             key_hint=self._key_hint,
             secrets=self._secrets,
         )

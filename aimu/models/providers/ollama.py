@@ -24,6 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from aimu._secrets import redact, secret_values, shown_url
 from aimu.models.base import (
     GenerationOptions,
     ModelClient,
@@ -45,9 +46,7 @@ from aimu.models.providers._common import (
     env,
     import_sdk,
     is_context_overflow,
-    redact,
     root_cause,
-    shown_url,
     split_credentials,
     ssl_context,
 )
@@ -125,10 +124,11 @@ class OllamaClient(ModelClient):
 
         host, login = split_credentials(self._init["host"] or env("OLLAMA_HOST") or "")
         self.host = _parse_host(host or None)
+        self._shown_host = shown_url(self.host)
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self._timeout = stall_timeout(timeout)
-        self._secrets = (env("OLLAMA_API_KEY"), *(headers or {}).values(), *(login or ()))
+        self._secrets = (env("OLLAMA_API_KEY"), *secret_values(headers), *(login or ()))
         self._clients = PerLoop(
             _sdk_client, login=login, host=self.host, timeout=timeout, headers=headers
         )
@@ -136,8 +136,8 @@ class OllamaClient(ModelClient):
     @property
     def name(self) -> str:
         """``ollama:MODEL``, with ``@URL`` when the server was named in code."""
-        url = shown_url(self._init["host"])
-        return f"ollama:{self.model}@{url}" if url else f"ollama:{self.model}"
+        url = self._init["host"]
+        return f"ollama:{self.model}@{shown_url(url)}" if url else f"ollama:{self.model}"
 
     def clone(self) -> OllamaClient:
         return OllamaClient(self.model, **self._init)
@@ -166,7 +166,7 @@ class OllamaClient(ModelClient):
         splitter = ThinkSplitter()
         attempt = 0
         started = False
-        label = f"the Ollama server at {self.host}"
+        label = f"the Ollama server at {self._shown_host}"
         stall = Stall(self._timeout, label)
         while True:
             try:
@@ -230,12 +230,12 @@ class OllamaClient(ModelClient):
         said = f": {detail}" if detail else ""
         if status in (401, 403):
             return AuthenticationError(
-                f"the Ollama server at {self.host} refused the credentials (HTTP {status}); "
+                f"the Ollama server at {self._shown_host} refused the credentials (HTTP {status}); "
                 "set OLLAMA_API_KEY to a valid key"
             )
         if status == 404:
             return ModelNotFoundError(
-                f"the Ollama server at {self.host} has no model {self.model!r}{said}; "
+                f"the Ollama server at {self._shown_host} has no model {self.model!r}{said}; "
                 f"run `ollama pull {self.model}`"
             )
         if is_context_overflow(detail):
@@ -246,27 +246,29 @@ class OllamaClient(ModelClient):
                 advice="start a new conversation (agent.reset()) or raise num_ctx=",
             )
         if status == 400 and is_unsupported_thinking(detail):
-            return unsupported_thinking(f"the Ollama server at {self.host}", self.model, detail)
+            return unsupported_thinking(
+                f"the Ollama server at {self._shown_host}", self.model, detail
+            )
         if status == 429:
             return RateLimitError(
-                f"the Ollama server at {self.host} is rate-limiting requests (HTTP 429) "
+                f"the Ollama server at {self._shown_host} is rate-limiting requests (HTTP 429) "
                 f"and the retries ran out{said}"
             )
         if status < 0:
             return ModelError(f"Ollama reported an error while answering{said}")
         if status >= 500:
             return ModelError(
-                f"the Ollama server at {self.host} failed (HTTP {status}) and the retries "
+                f"the Ollama server at {self._shown_host} failed (HTTP {status}) and the retries "
                 f"ran out{said}"
             )
-        return ModelError(f"the Ollama server at {self.host} rejected the request{said}")
+        return ModelError(f"the Ollama server at {self._shown_host} rejected the request{said}")
 
     def _error(self, exc: Exception) -> BaseException:
         if isinstance(exc, ConnectionError | OSError) or type(exc).__module__.startswith("http"):
             cause = redact(root_cause(exc), self._secrets)
             return ModelConnectionError(
-                f"could not talk to Ollama at {self.host} ({cause}); is `ollama serve` running? "
-                "Set OLLAMA_HOST or host= if it listens elsewhere"
+                f"could not talk to Ollama at {self._shown_host} ({cause}); is `ollama serve` "
+                "running? Set OLLAMA_HOST or host= if it listens elsewhere"
             )
         return exc
 

@@ -12,7 +12,7 @@ never travels to a third party by accident. ``timeout`` (seconds, default 120) e
 whose stream produces no text, thinking or tool-call output for that long; ``max_retries``
 configures the SDK (which retries 429 and 5xx with backoff); every other option is a Chat
 Completions parameter (``temperature``, ``max_completion_tokens``, ``reasoning_effort``...). A
-``user:password@`` in the URL is sent as basic auth and shown as ``user:***@``.
+``user:password@`` in the URL is sent as basic auth and shown as ``[hidden]@``.
 ``default_generate_kwargs`` are sampling options under each turn's ``generate_kwargs``; how
 thinking and ``response_format`` map is described in :mod:`aimu.models.providers._generation`.
 """
@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from aimu._secrets import redact, shown_url
 from aimu.models.base import (
     GenerationOptions,
     ModelClient,
@@ -41,8 +42,6 @@ from aimu.models.providers._common import (
     env,
     import_sdk,
     is_context_overflow,
-    redact,
-    shown_url,
     split_credentials,
     split_request_options,
     ssl_context,
@@ -109,7 +108,7 @@ class OpenAIClient(ModelClient):
             (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
         )
         official = urlparse(self.base_url).hostname == "api.openai.com"
-        self._label = "OpenAI" if official else f"the server at {self.base_url}"
+        self._label = "OpenAI" if official else f"the server at {shown_url(self.base_url)}"
         key, self._key_hint = _resolve_key(api_key, api_key_env, explicit_url, official)
         self._secrets = (key, *(login or ()))
         self._params = split_request_options(params, _create_method(), _RESERVED, "openai")
@@ -125,8 +124,8 @@ class OpenAIClient(ModelClient):
     @property
     def name(self) -> str:
         """``openai:MODEL``, with ``@URL`` when the server was named in code."""
-        url = shown_url(self._init["base_url"])
-        return f"openai:{self.model}@{url}" if url else f"openai:{self.model}"
+        url = self._init["base_url"]
+        return f"openai:{self.model}@{shown_url(url)}" if url else f"openai:{self.model}"
 
     def clone(self) -> OpenAIClient:
         return OpenAIClient(self.model, **self._init)
@@ -220,7 +219,7 @@ class OpenAIClient(ModelClient):
             self._sdk,
             label=self._label,
             model=self.model,
-            endpoint=self.base_url,
+            endpoint=shown_url(self.base_url),
             key_hint=self._key_hint,
             secrets=self._secrets,
         )

@@ -21,7 +21,7 @@ from fastmcp.client.transports.config import MCPConfigTransport
 from fastmcp.mcp_config import MCPConfig
 from pydantic import ValidationError
 
-from aimu.tools.mcp._secrets import env_secrets, url_secrets
+from aimu._secrets import secret_values, url_secrets
 from aimu.tools.mcp._stderr import Stderrs
 
 
@@ -66,11 +66,8 @@ def check_config(config: Any) -> tuple[dict[str, Any], set[str]]:
 
 
 def _entry_secrets(entry: Mapping[str, Any]) -> set[str]:
-    """Header values and the auth token always; ``env`` values only of secret-named ones."""
-    secrets = env_secrets(entry.get("env"))
-    headers = entry.get("headers")
-    if isinstance(headers, Mapping):
-        secrets.update(str(v) for v in headers.values())
+    """The auth token, and the values of secret-named headers and ``env`` variables."""
+    secrets = secret_values(entry.get("env")) | secret_values(entry.get("headers"))
     auth = entry.get("auth")
     if isinstance(auth, str) and auth != "oauth":
         secrets.add(auth.removeprefix("Bearer ").strip())

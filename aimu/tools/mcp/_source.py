@@ -1,7 +1,7 @@
 """Where an MCP client connects: checked once at construction, a fresh transport per connect.
 
-A :class:`Source` also holds the :class:`Redactor` of the secrets it was given (tokens,
-header values, URL credentials and query strings, secret-named ``env`` values), so every
+A :class:`Source` also holds the :class:`~aimu._secrets.Redactor` of the secrets it was given
+(tokens, secret-named headers, ``env`` values and query values, URL credentials), so every
 message and log record built from it can be scrubbed of them.
 """
 
@@ -26,9 +26,9 @@ from fastmcp.client.transports import (
 from fastmcp.mcp_config import infer_transport_type_from_url
 from mcp.server.mcpserver import MCPServer
 
+from aimu._secrets import Redactor, secret_values, shown_url, url_secrets
 from aimu.tools.mcp._config import ConfigTransport, check_config
 from aimu.tools.mcp._logs import scrub_logs_of
-from aimu.tools.mcp._secrets import Redactor, safe_url, url_secrets
 from aimu.tools.mcp._stderr import Stderrs
 
 
@@ -55,7 +55,7 @@ class Source:
         return self._build(stderrs), stderrs
 
     def redact(self, text: str) -> str:
-        """``text`` with every secret this source holds replaced by ``***``."""
+        """``text`` with every secret this source holds (and any other secret) hidden."""
         return self.redactor.redact(text)
 
 
@@ -124,7 +124,7 @@ def _from_url(url: Any, auth: Any, headers: Mapping[str, str] | None) -> Source:
         raise ValueError("url must be an http:// or https:// address, e.g. 'http://host:8000/mcp'")
     secrets = url_secrets(url)
     header_dict = _check_headers(headers)
-    secrets.update(header_dict.values())
+    secrets |= secret_values(header_dict)
     if isinstance(auth, str):
         token = auth.removeprefix("Bearer ").strip()
         if not token:
@@ -150,7 +150,7 @@ def _from_url(url: Any, auth: Any, headers: Mapping[str, str] | None) -> Source:
         return kind(url, headers=dict(header_dict), auth=auth)
 
     hint = "Check that the server is running and that url=, auth= and headers= are right."
-    return Source(f"server at {safe_url(url)}", build, secrets, hint)
+    return Source(f"server at {shown_url(url)}", build, secrets, hint)
 
 
 def _from_config(config: Any) -> Source:

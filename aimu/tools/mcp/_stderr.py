@@ -15,7 +15,7 @@ from typing import TextIO
 
 from fastmcp.client.transports import ClientTransport, StdioTransport
 
-from aimu.tools.mcp._secrets import Redactor
+from aimu._secrets import Redactor
 
 logger = logging.getLogger("aimu.tools.mcp")
 
