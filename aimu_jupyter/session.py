@@ -42,7 +42,8 @@ class Conversation:
     """One conversation's messages and the tools its user chose to "Always allow"."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
-    always_allowed: set[str] = field(default_factory=set)
+    always_allowed: set[Any] = field(default_factory=set)
+    """Tool identities (:func:`aimu_jupyter.approval.allowance`)."""
 
 
 class Session:
