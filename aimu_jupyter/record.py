@@ -97,8 +97,9 @@ class RunRecord:
                 "approved": approved,
                 "reason": content.get("reason") or "",
                 "by": by,
-                "why": content.get("why") or "",
             }
+            if content.get("why"):
+                card["approval"]["why"] = content["why"]
             card["status"] = "running" if approved else "denied"
         elif phase is Phase.TOOL_PROGRESS:
             card = self._card(events, content)

@@ -74,8 +74,8 @@ def kind_of(address: IPAddress) -> str | None:
         if address.ipv4_mapped is not None:
             return kind_of(address.ipv4_mapped)
         inner = _embedded_ipv4(address)
-        if inner is not None and kind_of(inner) is not None:
-            return f"{_describe(inner)} written as IPv6"
+        if inner is not None and (inside := kind_of(inner)) is not None:
+            return f"{inside} written as IPv6"
     if address.is_loopback:
         return _LOOPBACK
     if any(address in network for network in _LINK_LOCAL):
@@ -91,11 +91,6 @@ def kind_of(address: IPAddress) -> str | None:
     ):
         return "non-public address"
     return None
-
-
-def _describe(address: IPAddress) -> str:
-    kind = kind_of(address)
-    return f"a {kind}" if kind != _LOOPBACK else "a loopback address"
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -143,11 +138,14 @@ class Reach:
         kind = kind_of(address)
         if kind in (None, _LOOPBACK) or self._allows(host, address):
             return None
+        shown = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+        shown = str(shown or address)
+        where = host if _host_key(host) == shown else f"{host} ({shown})"
         return (
-            f"Refused: {host} is at {address}, a {kind}, which the web tools do not reach "
-            "unless the user allows it. If this address is intended, ask the user to allow "
-            f"it: make_web_tools(allow_hosts=[{host!r}]) for the form tools, or "
-            f"{ALLOW_SETTING}={host} in the environment for every web tool."
+            f"Refused: {where} is a {kind}; the web tools do not reach such addresses unless "
+            "the user allows them. If it is intended, ask the user to allow it: "
+            f"make_web_tools(allow_hosts=[{_host_key(host)!r}]) for the form tools, or "
+            f"{ALLOW_SETTING}={_host_key(host)} in the environment for every web tool."
         )
 
     def addresses(self, host: str, port: int) -> list[str]:
@@ -157,6 +155,12 @@ class Reach:
         found: list[str] = []
         refusal = ""
         lookup = host.strip("[]")
+        try:
+            literal = ipaddress.ip_address(lookup.split("%", 1)[0])
+        except ValueError:
+            literal = None
+        if literal is not None and (why := self.refusal(host, literal)) is not None:
+            raise AddressRefused(why)  # judged as written, whatever this host can resolve
         family = allowed_gai_family()
         for *_, sockaddr in socket.getaddrinfo(lookup, port, family, socket.SOCK_STREAM):
             text = str(sockaddr[0])
