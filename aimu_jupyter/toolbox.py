@@ -329,6 +329,11 @@ async def _from_variable(
     if callable(as_tools):
         options: dict[str, Any] = {"prefix": prefix} if prefix else {}
         if trust:
+            if "trust_annotations" not in _parameters(as_tools):
+                raise UsageError(
+                    f"--trust-mcp {name}: its as_tools() takes no trust_annotations; use an "
+                    "aimu MCPClient"
+                )
             options["trust_annotations"] = True
         tools = as_tools(**options)
         if inspect.isawaitable(tools):
@@ -342,6 +347,13 @@ async def _from_variable(
         f"--tools: the variable {name!r} holds a {type(value).__name__}; expected an MCP "
         "client (with as_tools()), a tool, or a list of tools"
     )
+
+
+def _parameters(fn: Callable) -> set[str]:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return set()
 
 
 def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str]) -> Callable:
