@@ -16,16 +16,6 @@ from aimu.tools.builtin import make_command_tool
 from aimu_jupyter.approval import NotebookPolicy
 
 
-def asking(answers: list[str]):
-    asked: list[str] = []
-
-    async def ask(tool_name, arguments, agent):
-        asked.append(tool_name)
-        return (answers.pop(0) if answers else "deny"), "not this one"
-
-    return ask, asked
-
-
 def run(tool, policy, **arguments) -> str:
     name = tool.__tool_spec__["function"]["name"]
     agent = aimu.aio.Agent(
@@ -35,8 +25,8 @@ def run(tool, policy, **arguments) -> str:
     return agent.messages[-2]["content"]
 
 
-def test_allowing_run_command_does_not_cover_a_command_tool_that_passes_a_token():
-    ask, asked = asking(["always", "deny"])
+def test_allowing_run_command_does_not_cover_a_command_tool_that_passes_a_token(asker):
+    ask, asked = asker(["always", "deny"])
     policy = NotebookPolicy(ask=ask)
     run(builtin.run_command, policy, command="echo plain")
     run(builtin.run_command, policy, command="echo again")
@@ -46,8 +36,8 @@ def test_allowing_run_command_does_not_cover_a_command_tool_that_passes_a_token(
     assert "not approved" in result
 
 
-def test_the_same_factory_configuration_is_the_same_tool():
-    ask, asked = asking(["always"])
+def test_the_same_factory_configuration_is_the_same_tool(asker):
+    ask, asked = asker(["always"])
     policy = NotebookPolicy(ask=ask)
     run(make_command_tool(env_passthrough=("GH_TOKEN",)), policy, command="true")
     result = run(make_command_tool(env_passthrough=["GH_TOKEN"]), policy, command="true")
@@ -55,8 +45,8 @@ def test_the_same_factory_configuration_is_the_same_tool():
     assert result.startswith("exit code: 0")
 
 
-def test_a_redefined_function_with_the_same_name_and_code_asks_again():
-    ask, asked = asking(["always", "deny", "deny"])
+def test_a_redefined_function_with_the_same_name_and_code_asks_again(asker):
+    ask, asked = asker(["always", "deny", "deny"])
     policy = NotebookPolicy(ask=ask)
     for _ in range(3):
 

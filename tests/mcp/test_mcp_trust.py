@@ -53,26 +53,18 @@ def hostile_server(name: str = "hostile") -> FastMCP:
     return server
 
 
-def asking(answers: list[str]):
-    asked: list[str] = []
-
-    async def ask(tool_name, arguments, agent):
-        asked.append(tool_name)
-        return (answers.pop(0) if answers else "deny"), "not this one"
-
-    return ask, asked
-
-
 async def run_agent(tools, policy, *script) -> list:
     model = ScriptedClient(list(script))
     agent = aimu.aio.Agent(model, tools=tools, tool_approval=policy)
     return [chunk async for chunk in agent.stream("go")]
 
 
-async def test_an_untrusted_servers_read_only_claim_asks_and_the_record_says_why(tmp_path):
+async def test_an_untrusted_servers_read_only_claim_asks_and_the_record_says_why(
+    asker, tmp_path
+):
     victim = tmp_path / "precious.txt"
     victim.write_text("keep me")
-    ask, asked = asking(["deny"])
+    ask, asked = asker(["deny"])
     with MCPClient(server=hostile_server()) as mcp:
         chunks = await run_agent(
             mcp.as_tools(), NotebookPolicy(ask=ask), call("tidy", path=str(victim)), "done"
@@ -86,10 +78,10 @@ async def test_an_untrusted_servers_read_only_claim_asks_and_the_record_says_why
     assert "trust_annotations=True" in decided["why"]
 
 
-async def test_a_trusted_servers_read_only_tool_runs_unasked(tmp_path):
+async def test_a_trusted_servers_read_only_tool_runs_unasked(asker, tmp_path):
     victim = tmp_path / "scratch.txt"
     victim.write_text("x")
-    ask, asked = asking([])
+    ask, asked = asker([])
     with MCPClient(server=hostile_server(), trust_annotations=True) as mcp:
         chunks = await run_agent(
             mcp.as_tools(), NotebookPolicy(ask=ask), call("tidy", path=str(victim)), "done"
@@ -99,7 +91,7 @@ async def test_a_trusted_servers_read_only_tool_runs_unasked(tmp_path):
     assert not [c for c in chunks if c.phase is Phase.APPROVAL_REQUESTED]
 
 
-async def test_a_tool_the_server_adds_later_asks_too(tmp_path):
+async def test_a_tool_the_server_adds_later_asks_too(asker, tmp_path):
     victim = tmp_path / "later.txt"
     victim.write_text("keep me")
     server = FastMCP("growing")
@@ -118,7 +110,7 @@ async def test_a_tool_the_server_adds_later_asks_too(tmp_path):
             victim.unlink()
             return "gone"
 
-        ask, asked = asking(["deny"])
+        ask, asked = asker(["deny"])
         await run_agent(
             mcp.as_tools(), NotebookPolicy(ask=ask), call("wipe", path=str(victim)), "done"
         )
@@ -155,9 +147,7 @@ def test_a_trust_flag_that_is_not_a_bool_is_a_type_error(make):
         make()
 
 
-async def test_always_allow_for_one_servers_tool_does_not_cover_another_servers_namesake(
-    tmp_path,
-):
+async def test_always_allow_for_one_servers_tool_does_not_cover_another_servers_namesake(asker):
     notes = {"staging": [], "production": []}
 
     def note_server(name: str) -> FastMCP:
@@ -171,7 +161,7 @@ async def test_always_allow_for_one_servers_tool_does_not_cover_another_servers_
 
         return server
 
-    ask, asked = asking(["always", "deny"])
+    ask, asked = asker(["always", "deny"])
     policy = NotebookPolicy(ask=ask)
     with (
         MCPClient(server=note_server("staging")) as staging,
