@@ -27,8 +27,9 @@ def test_a_hostile_servers_read_only_tool_asks_in_agent_until_the_server_is_trus
     card = result.record["events"][0]
     assert card["status"] == "denied" and card["approval"]["by"] == "policy"
     assert "not trusted" in card["approval"]["why"]
-    assert "it asked because MCP tools ask unless their server is trusted" in (
-        result.bundle["text/markdown"]
+    assert (
+        "it asked because MCP tools ask unless their server is trusted"
+        in (result.bundle["text/markdown"])
     )
     assert (tmp_path / "precious.txt").exists()
 
@@ -44,7 +45,9 @@ def test_a_hostile_servers_read_only_tool_asks_in_agent_until_the_server_is_trus
     assert later.record["events"][0]["status"] == "denied"  # a tool added later asks too
     assert (tmp_path / "precious.txt").exists()
 
-    trusted = kernel.execute("%%agent --model m --tools srv --trust-mcp srv\nlook", allow_stdin=False)
+    trusted = kernel.execute(
+        "%%agent --model m --tools srv --trust-mcp srv\nlook", allow_stdin=False
+    )
     assert trusted.status == "ok", trusted.error_lines
     card = trusted.record["events"][-1]
     assert card["status"] == "done" and card["approval"] is None
@@ -68,15 +71,21 @@ def test_a_redefined_ask_function_asks_again_after_always_allow(kernel):
         " call('send', to='c'), 'three'])"
     )
     answers = iter(["a", "n"])
-    first = kernel.execute("%%agent --model m\none", widgets=False, on_input=lambda p: next(answers))
+    first = kernel.execute(
+        "%%agent --model m\none", widgets=False, on_input=lambda p: next(answers)
+    )
     assert first.status == "ok", first.error_lines
-    second = kernel.execute("%%agent --model m\ntwo", widgets=False, on_input=lambda p: next(answers))
+    second = kernel.execute(
+        "%%agent --model m\ntwo", widgets=False, on_input=lambda p: next(answers)
+    )
     assert second.status == "ok", second.error_lines
     assert len(kernel.prompts) == 1  # the same function: allowed
     kernel.ok(
         "def send(to: str) -> str:\n    'Send a message.'\n    sent.append(to)\n    return 'sent'\n"
     )
-    third = kernel.execute("%%agent --model m\nthree", widgets=False, on_input=lambda p: next(answers))
+    third = kernel.execute(
+        "%%agent --model m\nthree", widgets=False, on_input=lambda p: next(answers)
+    )
     assert third.status == "ok", third.error_lines
     assert len(kernel.prompts) == 2  # redefined: asks again
     assert kernel.value("sent") == ["a", "b"]

@@ -59,9 +59,7 @@ async def run_agent(tools, policy, *script) -> list:
     return [chunk async for chunk in agent.stream("go")]
 
 
-async def test_an_untrusted_servers_read_only_claim_asks_and_the_record_says_why(
-    asker, tmp_path
-):
+async def test_an_untrusted_servers_read_only_claim_asks_and_the_record_says_why(asker, tmp_path):
     victim = tmp_path / "precious.txt"
     victim.write_text("keep me")
     ask, asked = asker(["deny"])

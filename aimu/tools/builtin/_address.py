@@ -28,6 +28,7 @@ names differently is trusted as the user configured it.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from collections.abc import Iterable
@@ -189,10 +190,8 @@ class Reach:
 def _host_key(host: str) -> str:
     key = host.strip().strip("[]").rstrip(".").lower()
     if not key.isascii():
-        try:
+        with contextlib.suppress(UnicodeError):
             key = key.encode("idna").decode("ascii")
-        except UnicodeError:
-            pass
     return key
 
 

@@ -12,7 +12,6 @@ left the session and cleared its environment cannot be found.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import select

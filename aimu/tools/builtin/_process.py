@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import dataclasses
 import errno
+import itertools
 import os
 import selectors
 import shutil
@@ -195,7 +196,7 @@ class _Watch:
     @property
     def program(self) -> int | None:
         words = self.status.split()
-        for word, value in zip(words, words[1:], strict=False):
+        for word, value in itertools.pairwise(words):
             if word == b"started" and value.isdigit():
                 return int(value)
         return None

@@ -129,11 +129,14 @@ def _exit_like(status: int | None) -> None:
 _STOPPING = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
-def _report(fd: int, line: str) -> None:
+def _report(fd: int, line: str) -> bool:
+    """Tell the tool's process ``line``; ``False`` if it is no longer listening, which is no
+    reason to stop cleaning up."""
     try:
         os.write(fd, f"{line}\n".encode())
     except OSError:
-        pass
+        return False
+    return True
 
 
 def main(parent: int, status_fd: int, argv: list[str]) -> None:

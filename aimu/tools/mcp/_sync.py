@@ -128,7 +128,9 @@ class MCPClient:
         """
         return self._run(self._core.call_tool, name, arguments, progress=progress)
 
-    def as_tools(self, prefix: str = "", *, trust_annotations: bool | None = None) -> list[Callable]:
+    def as_tools(
+        self, prefix: str = "", *, trust_annotations: bool | None = None
+    ) -> list[Callable]:
         """The server's tools as functions for ``Agent(tools=...)``, beside ``@tool`` ones.
 
         Each returns an :class:`MCPResult`, a ``str`` (the result's text) that also carries

@@ -8,10 +8,11 @@ server's annotations (``readOnlyHint``, ``destructiveHint``) are claims by the s
 ``__tool_read_only__`` only for a server the user marked trusted; any other server's tools are
 ``False`` (they ask), with ``__tool_asks_because__`` saying so. ``__tool_identity__`` names the
 connection the tool comes from and the server's name for it (:mod:`aimu.tools.identity`), so
-"Always allow" for one server's ``write_note`` does not cover another's. They carry no ``__tool_params__``: arguments pass through unchanged
-and the server validates them. ``__tool_stream__`` is the form the agent runs: an async
-generator yielding the server's progress notifications, then the result, and cancelling the
-request when the run is interrupted.
+"Always allow" for one server's ``write_note`` does not cover another's. They carry no
+``__tool_params__``: arguments pass through unchanged and the server validates them.
+``__tool_stream__`` is the form the agent runs: an async generator yielding the server's
+progress notifications, then the result, and cancelling the request when the run is
+interrupted.
 """
 
 from __future__ import annotations
