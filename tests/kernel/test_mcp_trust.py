@@ -49,7 +49,7 @@ def test_a_hostile_servers_read_only_tool_asks_in_agent_until_the_server_is_trus
         "%%agent --model m --tools srv --trust-mcp srv\nlook", allow_stdin=False
     )
     assert trusted.status == "ok", trusted.error_lines
-    card = trusted.record["events"][-1]
+    card = next(event for event in trusted.record["events"] if event.get("name") == "peek")
     assert card["status"] == "done" and card["approval"] is None
     assert not (tmp_path / "precious.txt").exists()
 
