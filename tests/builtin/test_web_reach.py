@@ -175,3 +175,13 @@ def test_a_bad_allow_hosts_entry_is_refused_when_the_tools_are_made():
         make_web_tools(allow_hosts="10.0.0.1")
     with pytest.raises(ValueError, match="allow_hosts"):
         make_web_tools(allow_hosts=[""])
+
+
+def test_through_a_proxy_the_target_is_still_checked_and_the_proxy_is_sent_nothing(
+    network, site, monkeypatch
+):
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{site.port}")
+    monkeypatch.setenv("NO_PROXY", "")
+    result = get_web_content("http://metadata.test/latest/meta-data/")
+    assert result.startswith("Refused:"), result
+    assert site.log == [] and network.attempts == []
