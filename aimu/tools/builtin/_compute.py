@@ -80,7 +80,8 @@ child loses CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON), but it can read the
 environment of other processes of the same user that are dumpable (the Jupyter server or
 the shell that started Python often hold the same keys), and as root every other
 capability remains. It runs as the same user: credential files on disk, the network, and
-signals (killing its supervisor lets its descendants escape) are not confined. Gate it
+signals are not confined (after its supervisor is killed, only what is still in its
+session or environment can be found and killed; the result says so). Gate it
 with tool approval for untrusted callers; use a container for real containment."""
 
 execute_python.__doc__ = _PYTHON_DOC.format(
@@ -164,7 +165,8 @@ def make_command_tool(*, env_passthrough: Iterable[str] = ()) -> Callable[..., s
         What remains: the environment of other dumpable processes of the same user (the
         Jupyter server, the shell that started Python), every other root capability, and
         everything the user can do: read credential files on disk, reach the network,
-        signal this process or its own supervisor (which lets its descendants escape).
+        signal this process or its own supervisor (then only what is still in the
+        command's session or environment can be found and killed; the result says so).
         There is no memory cap. Gate it with tool approval for untrusted callers.
 
         Args:
