@@ -33,7 +33,7 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import requests
@@ -239,6 +239,8 @@ class VettedAdapter(HTTPAdapter):
     ``reach``; a refusal is a ``requests.ConnectionError`` caused by
     :class:`AddressRefused`."""
 
+    __attrs__: ClassVar[list[str]] = [*HTTPAdapter.__attrs__, "reach"]  # kept when pickled
+
     def __init__(self, reach: Reach, **kwargs: Any):
         self.reach = reach
         super().__init__(**kwargs)
@@ -253,11 +255,18 @@ class VettedAdapter(HTTPAdapter):
             "https": type("VettedHTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": tls}),
         }
 
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
-        proxies = kwargs.get("proxies") or (args[4] if len(args) > 4 else None) or {}
-        if select_proxy(request.url, proxies):
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: bool | str = True,
+        cert: Any = None,
+        proxies: Any = None,
+    ) -> requests.Response:
+        if select_proxy(request.url, proxies or {}):
             self._check_through_proxy(request)
-        return super().send(request, *args, **kwargs)
+        return super().send(request, stream, timeout, verify, cert, proxies)
 
     def _check_through_proxy(self, request: requests.PreparedRequest) -> None:
         parts = urlsplit(str(request.url))
