@@ -32,6 +32,7 @@ async def run_agent(
     generate_kwargs: dict[str, Any] | None = None,
     compaction: str | Callable | None = None,
     schema: type | None = None,
+    trust_mcp: str | list[Any] | None = None,
 ) -> Any:
     """Run ``prompt`` as a ``%%agent`` cell would and return the final answer.
 
@@ -42,7 +43,8 @@ async def run_agent(
     (Python has f-strings). ``display``: show the live record (default: inside IPython).
     ``thinking``, ``generate_kwargs``, ``compaction`` (a policy, or ``"last:20"``) and
     ``schema`` (the answer comes back as a validated instance) are ``--thinking``,
-    ``--option``, ``--compact`` and ``--schema``.
+    ``--option``, ``--compact`` and ``--schema``. ``trust_mcp`` is ``--trust-mcp``: names
+    of (or, from ``tools``, the) MCP clients whose servers' annotations decide.
 
     Raises ``AgentInterrupted`` (a ``KeyboardInterrupt``) when stopped, so a loop of calls
     stops too, and ``AgentFailed`` when the model cannot be used::
@@ -73,6 +75,7 @@ async def run_agent(
         generate_kwargs=generate_kwargs,
         compact=compaction,
         schema=schema,
+        trust_mcp=trust_mcp,
     )
 
 

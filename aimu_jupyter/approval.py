@@ -12,14 +12,13 @@ in time, the declared policy decides: ``--approve``, else ``AIMU_APPROVAL`` (``a
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aimu.tools.approval import Denied, read_only
+from aimu.tools.identity import ToolIdentity, tool_identity
 
 MODES = ("auto", "ask", "deny")
 
@@ -40,17 +39,13 @@ def headless_verdict(mode: str | None) -> str:
     return "approve" if env == "auto" else "deny"
 
 
-def allowance(tool_name: str, tool: Any) -> str:
-    """What "Always allow" remembers: the tool's name and what the tool is (its spec and the
-    code it runs), so a different tool that merely shares the name (a sub-agent's, another
-    server's) still asks. Decided without the tool (a caller of the two-argument policy),
+def allowance(tool_name: str, tool: Any) -> ToolIdentity | str:
+    """What "Always allow" remembers: the tool's identity (:mod:`aimu.tools.identity`: the
+    server it comes from, the factory's configuration, the function object), so a different
+    tool that merely shares the name (a sub-agent's, another server's, a redefined
+    function) still asks. Decided without the tool (a caller of the two-argument policy),
     the name alone is remembered, and covers every tool of that name."""
-    if tool is None:
-        return tool_name
-    spec = json.dumps(getattr(tool, "__tool_spec__", None), sort_keys=True, default=str)
-    code = getattr(tool, "__code__", type(tool))  # a callable object: its class
-    origin = f"{getattr(tool, '__module__', '')}.{getattr(tool, '__qualname__', '')}:{id(code)}"
-    return f"{tool_name} {hashlib.sha256((spec + origin).encode()).hexdigest()[:16]}"
+    return tool_name if tool is None else tool_identity(tool_name, tool)
 
 
 class NotebookPolicy:
@@ -69,7 +64,7 @@ class NotebookPolicy:
         *,
         mode: str | None = None,
         ask: Ask | None = None,
-        always_allowed: set[str] | None = None,
+        always_allowed: set[ToolIdentity | str] | None = None,
     ):
         if mode is not None and mode not in MODES:
             raise ValueError(f"approval mode must be one of {', '.join(MODES)}, not {mode!r}")

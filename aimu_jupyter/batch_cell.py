@@ -49,6 +49,7 @@ async def run_each(
     generate_kwargs: Any = None,
     compact: Any = None,
     schema: Any = None,
+    trust_mcp: Any = None,
 ) -> Any:
     """Run the batch; its results as a DataFrame go to ``user_ns[out]``, else are returned.
 
@@ -58,7 +59,9 @@ async def run_each(
     if rows_name not in user_ns:
         raise UsageError(f"--each {rows_name}: no notebook variable is named {rows_name!r}")
     settings = session.settings()
-    options = await resolve_options(session, settings, model, tools, approve, max_iterations)
+    options = await resolve_options(
+        session, settings, model, tools, approve, max_iterations, trust_mcp
+    )
     client, toolset, mode, custom, iterations = options
     _refuse_undeclared_approval(toolset.tools, mode, custom)
     answer_type = run_options.schema(schema, user_ns)

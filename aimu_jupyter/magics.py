@@ -152,6 +152,13 @@ class AimuMagics(Magics):
         "would ask), or a notebook variable holding a policy(name, arguments). Default: "
         "reading tools run, tools that write/execute/submit/spawn ask.",
     )
+    @argument(
+        "--trust-mcp",
+        metavar="NAMES",
+        help="Comma list of --tools variables holding MCP clients whose servers you trust: "
+        "their tools' annotations (readOnlyHint) decide whether a call asks. Otherwise "
+        "every MCP tool asks, since annotations are the server's own claims.",
+    )
     @argument("--new", action="store_true", help="Start a fresh conversation.")
     @argument(
         "-n",
@@ -327,6 +334,7 @@ class AimuMagics(Magics):
             generate_kwargs=args.option,
             compact=args.compact,
             schema=args.schema,
+            trust_mcp=args.trust_mcp,
         )
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
@@ -352,6 +360,7 @@ class AimuMagics(Magics):
             generate_kwargs=args.option,
             compact=args.compact,
             schema=args.schema,
+            trust_mcp=args.trust_mcp,
         )
         if args.out is not None:
             self.shell.user_ns[args.out] = answer

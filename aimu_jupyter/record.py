@@ -103,6 +103,8 @@ class RunRecord:
                 "reason": content.get("reason") or "",
                 "by": by,
             }
+            if content.get("why"):
+                card["approval"]["why"] = content["why"]
             card["status"] = "running" if approved else "denied"
         elif phase is Phase.TOOL_PROGRESS:
             card = self._card(events, content)
@@ -354,13 +356,15 @@ def approval_line(approval: dict[str, Any] | None) -> str:
         return ""
     reason = approval.get("reason") or ""
     by = approval.get("by")
+    why = approval.get("why") or ""
+    asked = f" (it asked because {why})" if why else ""
     if by == "timeout":
         verdict = "approved" if approval.get("approved") else "denied"
-        return f"timed out: {verdict} by policy"
+        return f"timed out: {verdict} by policy{asked}"
     if approval.get("approved"):
-        return "approved" if by == "user" else "approved by policy"
+        return ("approved" if by == "user" else "approved by policy") + asked
     text = "denied" if by == "user" else "denied by policy"
-    return f"{text}: {reason}" if reason else text
+    return (f"{text}: {reason}" if reason else text) + asked
 
 
 def _details(summary: str, body: str) -> str:

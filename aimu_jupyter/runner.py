@@ -57,6 +57,7 @@ async def run(
     generate_kwargs: list[str] | Mapping[str, Any] | None = None,
     compact: str | Callable | None = None,
     schema: str | type | None = None,
+    trust_mcp: str | list[Any] | None = None,
 ) -> Any:
     """Run ``prompt`` in a conversation of ``session`` and return the final answer.
 
@@ -65,13 +66,16 @@ async def run(
     ``generate_kwargs`` (``name=value`` texts or a dict), ``compact`` and ``schema`` are
     ``--thinking``, ``--option``, ``--compact`` and ``--schema`` (see
     :mod:`aimu_jupyter.run_options`); with a schema the answer is a validated instance.
+    ``trust_mcp`` is ``--trust-mcp``: the MCP clients of ``tools`` whose servers are trusted.
 
     Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
     the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
     """
     quiet_library_logs()
     settings = session.settings()
-    options = await resolve_options(session, settings, model, tools, approve, max_iterations)
+    options = await resolve_options(
+        session, settings, model, tools, approve, max_iterations, trust_mcp
+    )
     client, toolset, mode, custom, iterations = options
     user_ns = session.user_ns
     shaping = {
@@ -177,6 +181,7 @@ async def resolve_options(
     tools: str | list[Any] | None,
     approve: str | Callable | None,
     max_iterations: int | None,
+    trust_mcp: str | list[Any] | None = None,
 ) -> tuple[ModelClient, Toolset, str | None, Callable | None, int]:
     """``(client, toolset, approval mode, custom policy, max iterations)`` for a run's options,
     each falling back to the notebook's ``%config`` settings."""
@@ -188,6 +193,7 @@ async def resolve_options(
         session.registry,
         lambda: session.python_tool(settings.allowed_imports),
         session.notebook_tools,
+        _tool_items(trust_mcp or []),
     )
     mode, custom = _approval(approve if approve is not None else settings.approval, user_ns)
     iterations = max_iterations if max_iterations is not None else settings.max_iterations

@@ -44,7 +44,8 @@ class Conversation:
     of its ``python`` calls (what ``%agent_export`` writes)."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
-    always_allowed: set[str] = field(default_factory=set)
+    always_allowed: set[Any] = field(default_factory=set)
+    """Tool identities (:func:`aimu_jupyter.approval.allowance`)."""
     code_log: CodeLog = field(default_factory=CodeLog)
 
 

@@ -15,7 +15,7 @@ import functools
 import inspect
 import signal
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from IPython.core.error import UsageError
 
 from aimu.tools.approval import read_only
 from aimu.tools.context import ToolContext
+from aimu.tools.identity import origin_of
 from aimu.tools.results import ToolResult
 from aimu.tools.stopping import run_in_thread
 
@@ -97,13 +98,15 @@ def tool_name(fn: Callable) -> str:
 
 
 def _async_twin(fn: Callable, call: Callable[[Callable, dict], Awaitable[Any]]) -> Callable:
-    """An async tool with ``fn``'s spec and parameters that runs ``fn`` through ``call``."""
+    """An async tool with ``fn``'s spec and parameters that runs ``fn`` through ``call``;
+    for approval it is ``fn`` itself (:mod:`aimu.tools.identity`)."""
 
     @functools.wraps(fn)
     async def twin(**kwargs: Any) -> Any:
         return await call(fn, kwargs)
 
     twin.__tool_is_async__ = True
+    twin.__tool_identity__ = origin_of(fn)
     return twin
 
 
@@ -232,15 +235,19 @@ async def resolve_tools(
     registry: ToolRegistry,
     make_python: Callable[[], Callable],
     make_notebook: Callable[[], list[Callable]],
+    trusted: Sequence[Any] = (),
 ) -> Toolset:
     """Turn ``--tools`` items (names, or tool objects from Python) and every ``%tool``
-    registration into a :class:`Toolset`."""
+    registration into a :class:`Toolset`. ``trusted`` (``--trust-mcp``) names the MCP
+    clients of ``items`` (or holds them, from Python) whose servers' annotations decide."""
     toolset = Toolset()
     for fn, _asks in registry.resolve(user_ns):
         toolset.add(fn)
+    _check_trusted(items, trusted, user_ns)
     for item in items:
         if not isinstance(item, str):
-            for fn, threaded in await _from_variable(type(item).__name__, item):
+            trust = any(item is t for t in trusted)
+            for fn, threaded in await _from_variable(type(item).__name__, item, trust=trust):
                 toolset.add(fn, threaded=threaded)
         elif item in registry.names:
             continue
@@ -252,8 +259,8 @@ async def resolve_tools(
         elif item in BUILTIN_GROUPS:
             for fn in _builtin_group(item):
                 toolset.add(fn, threaded=True)
-        elif item.partition(":")[0].strip() in user_ns:
-            await _add_variable(toolset, item, user_ns)
+        elif (variable := item.partition(":")[0].strip()) in user_ns:
+            await _add_variable(toolset, item, user_ns, variable in trusted)
         else:
             choices = ", ".join((*BUILTIN_GROUPS, *NOTEBOOK_GROUPS))
             raise UsageError(
@@ -263,7 +270,25 @@ async def resolve_tools(
     return toolset
 
 
-async def _add_variable(toolset: Toolset, item: str, user_ns: dict[str, Any]) -> None:
+def _check_trusted(items: list[Any], trusted: Sequence[Any], user_ns: dict[str, Any]) -> None:
+    """Every ``--trust-mcp`` entry names (or is) an MCP client given in ``--tools``."""
+    clients = {item.partition(":")[0].strip() for item in items if isinstance(item, str)}
+    for entry in trusted:
+        if isinstance(entry, str):
+            value = user_ns.get(entry) if entry in clients else None
+        else:
+            value = entry if any(entry is item for item in items) else None
+        if not callable(getattr(value, "as_tools", None)):
+            label = entry if isinstance(entry, str) else type(entry).__name__
+            raise UsageError(
+                f"--trust-mcp {label}: name a notebook variable holding an MCP client that "
+                "--tools also names, e.g. --tools shop --trust-mcp shop"
+            )
+
+
+async def _add_variable(
+    toolset: Toolset, item: str, user_ns: dict[str, Any], trust: bool = False
+) -> None:
     """A notebook variable's tools; ``client:tc`` names an MCP client's tools ``tc_...``,
     the way out when two servers (or a server and a built-in) share a tool name."""
     name, colon, short = (part.strip() for part in item.partition(":"))
@@ -274,7 +299,7 @@ async def _add_variable(toolset: Toolset, item: str, user_ns: dict[str, Any]) ->
             f"--tools {item}: a prefix (name:prefix) applies to a notebook variable holding "
             f"an MCP client, and is letters, digits or _, e.g. --tools {name}:tc"
         )
-    found = await _from_variable(name, value, prefix=f"{short}_" if colon else None)
+    found = await _from_variable(name, value, prefix=f"{short}_" if colon else None, trust=trust)
     try:
         for fn, threaded in found:
             toolset.add(fn, threaded=threaded)
@@ -295,13 +320,22 @@ def _builtin_group(name: str) -> list[Callable]:
 
 
 async def _from_variable(
-    name: str, value: Any, prefix: str | None = None
+    name: str, value: Any, prefix: str | None = None, trust: bool = False
 ) -> list[tuple[Callable, bool]]:
     """``(tool, threaded)`` held by a notebook variable: an MCP client's (run in a thread;
-    ``prefix`` goes to its ``as_tools``) or tools (run inline)."""
+    ``prefix`` goes to its ``as_tools``, and ``trust`` as ``trust_annotations=True``) or
+    tools (run inline)."""
     as_tools = getattr(value, "as_tools", None)
     if callable(as_tools):
-        tools = as_tools(prefix=prefix) if prefix else as_tools()
+        options: dict[str, Any] = {"prefix": prefix} if prefix else {}
+        if trust:
+            if "trust_annotations" not in _parameters(as_tools):
+                raise UsageError(
+                    f"--trust-mcp {name}: its as_tools() takes no trust_annotations; use an "
+                    "aimu MCPClient"
+                )
+            options["trust_annotations"] = True
+        tools = as_tools(**options)
         if inspect.isawaitable(tools):
             tools = await tools
         return [(fn, True) for fn in tools]
@@ -313,6 +347,13 @@ async def _from_variable(
         f"--tools: the variable {name!r} holds a {type(value).__name__}; expected an MCP "
         "client (with as_tools()), a tool, or a list of tools"
     )
+
+
+def _parameters(fn: Callable) -> set[str]:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return set()
 
 
 def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str]) -> Callable:

@@ -27,3 +27,21 @@ def sigint_handled() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def asker():
+    """``asker(answers) -> (ask, asked)``: an ``ask`` for the notebook's approval policy that
+    records the tool name of each question and answers with ``answers`` in turn ("always",
+    "approve", "deny"...), then "deny"."""
+
+    def make(answers: list[str]):
+        asked: list[str] = []
+
+        async def ask(tool_name, arguments, agent):
+            asked.append(tool_name)
+            return (answers.pop(0) if answers else "deny"), "not this one"
+
+        return ask, asked
+
+    return make

@@ -22,14 +22,16 @@ class Phase(StrEnum):
     ``TOOL_CALL``                 a call about to run: ``{"id", "name", "arguments"}``
     ``TOOL_PROGRESS``             what a streaming tool yielded: ``{"id", "name", "progress"}``
     ``TOOL_RESULT``               ``{"id", "name", "result", "is_error", "images"}``
-    ``APPROVAL_REQUESTED``        ``{"id", "name", "arguments"}``
-    ``APPROVAL_DECIDED``          ``{"id", "name", "approved", "reason"}``
+    ``APPROVAL_REQUESTED``        ``{"id", "name", "arguments", "why"}``
+    ``APPROVAL_DECIDED``          ``{"id", "name", "approved", "reason", "why"}``
     ``USER_MESSAGE``              an inbox message delivered before a model turn: ``{"text"}``
     ``DONE``                      ``{"text", "usage", "stop_reason"}``
     ============================  ==========================================================
 
-    ``stop_reason`` is ``"complete"``, ``"max_iterations"`` or ``"interrupted"``; ``usage``
-    is ``{"input_tokens", "output_tokens"}`` summed over the run's model calls.
+    ``why`` is the tool's own account of why it asks (``""`` when it gives none; an
+    untrusted MCP server's tool says its server is not trusted). ``stop_reason`` is
+    ``"complete"``, ``"max_iterations"`` or ``"interrupted"``; ``usage`` is
+    ``{"input_tokens", "output_tokens"}`` summed over the run's model calls.
     """
 
     TEXT = "text"

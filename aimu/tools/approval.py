@@ -70,6 +70,14 @@ def read_only(tool: Any) -> bool | None:
     return value if value is None or value is True else False
 
 
+def asks_because(tool: Any) -> str:
+    """Why a call of ``tool`` is put to the policy, as the tool itself says
+    (``__tool_asks_because__``, e.g. an MCP tool of an untrusted server); ``""`` when the
+    tool says nothing."""
+    why = getattr(tool, "__tool_asks_because__", "")
+    return why if isinstance(why, str) else ""
+
+
 async def needs_asking(
     policy: Policy, tool_name: str, arguments: dict[str, Any], tool: Any = None
 ) -> bool:

@@ -22,6 +22,7 @@ from aimu.tools.approval import (
     Decision,
     Policy,
     approve_all,
+    asks_because,
     decide,
     needs_asking,
     refusal_message,
@@ -128,9 +129,10 @@ async def _approval(
     if not asking:
         return None
     async with lock:
+        why = asks_because(fn)
         emit(
             Phase.APPROVAL_REQUESTED,
-            {"id": call.id, "name": call.name, "arguments": _jsonable(arguments)},
+            {"id": call.id, "name": call.name, "arguments": _jsonable(arguments), "why": why},
         )
         if failed:
             decision = Decision(False, CHECK_FAILED)
@@ -143,6 +145,7 @@ async def _approval(
                 "name": call.name,
                 "approved": decision.approved,
                 "reason": decision.reason,
+                "why": why,
             },
         )
     return decision

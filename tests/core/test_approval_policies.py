@@ -91,6 +91,7 @@ def test_approval_request_and_decision_are_streamed():
         "name": "write_note",
         "approved": False,
         "reason": "no",
+        "why": "",  # the tool gives no reason of its own for asking
     }
 
 

@@ -96,10 +96,10 @@ async def test_user_answers_are_attributed_and_always_allow_is_remembered():
     async def ask(name, arguments, agent):
         return next(answers)
 
-    allowed: set[str] = set()
+    allowed: set = set()
     policy = NotebookPolicy(ask=ask, always_allowed=allowed)
     assert await policy("run_command", {}, tool=builtin.run_command) is True
-    assert [key.split()[0] for key in allowed] == ["run_command"]
+    assert [key.name for key in allowed] == ["run_command"]
     assert not policy.requires_approval("run_command", {}, builtin.run_command)
     namesake = tool(name="run_command", read_only=False)(lambda: "x")
     assert policy.requires_approval("run_command", {}, namesake)

@@ -79,9 +79,9 @@ def test_the_console_is_probed_once_then_asked_at_once_and_shown_only_the_final_
     assert "second" in shown and "approved" in shown
     assert (tmp_path / "c.txt").read_text() == "c"
     assert kernel.value(
-        "sorted(key.split()[0] for key in get_ipython().magics_manager.registry['AimuMagics']"
+        "sorted(key.name for key in get_ipython().magics_manager.registry['AimuMagics']"
         ".session.conversations['default'].always_allowed)"
-    ) == ["write_file"]  # remembered for that tool (its name and a fingerprint)
+    ) == ["write_file"]  # remembered for that tool (its name and identity)
 
 
 def test_a_widget_frontend_is_not_asked_on_stdin(kernel):

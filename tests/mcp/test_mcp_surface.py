@@ -117,22 +117,27 @@ def annotated_server() -> FastMCP:
     return server
 
 
-def test_read_only_comes_from_the_servers_annotations_on_both_clients():
+def test_annotations_decide_read_only_only_for_a_trusted_server_on_both_clients():
     expected = {"look": True, "confused": False, "harmless_write": False, "plain": False}
-    with MCPClient(server=annotated_server()) as mcp:
+    with MCPClient(server=annotated_server(), trust_annotations=True) as mcp:
         found = {fn.__name__: fn.__tool_read_only__ for fn in mcp.as_tools()}
     assert found == expected
+    with MCPClient(server=annotated_server()) as mcp:
+        untrusted = {fn.__name__: fn.__tool_read_only__ for fn in mcp.as_tools()}
+    assert untrusted == dict.fromkeys(expected, False)
 
 
 async def test_the_async_clients_tools_carry_read_only_too():
-    async with aimu.aio.MCPClient(server=annotated_server()) as mcp:
+    async with aimu.aio.MCPClient(server=annotated_server(), trust_annotations=True) as mcp:
         found = {fn.__name__: fn.__tool_read_only__ for fn in await mcp.as_tools(prefix="x_")}
+        distrusted = await mcp.as_tools(trust_annotations=False)
     assert found == {
         "x_look": True,
         "x_confused": False,
         "x_harmless_write": False,
         "x_plain": False,
     }
+    assert [fn.__tool_read_only__ for fn in distrusted] == [False] * 4
 
 
 def sdk_server() -> MCPServer:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sys
 from collections.abc import Callable, Iterable
 
@@ -71,7 +70,8 @@ def execute_python(code: str) -> str:
     if not report["memory_capped"]:
         _warn_uncapped()
     outcome = _guard.Outcome(value=report["value"], error=report["error"])
-    return format_run(done.stdout, done.stderr, outcome)
+    text = format_run(done.stdout, done.stderr, outcome)
+    return f"{text}\n\n{done.supervision}" if done.supervision else text
 
 
 _SECRETS_DOC = """\
@@ -81,7 +81,8 @@ child loses CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON), but it can read the
 environment of other processes of the same user that are dumpable (the Jupyter server or
 the shell that started Python often hold the same keys), and as root every other
 capability remains. It runs as the same user: credential files on disk, the network, and
-signals (killing its supervisor lets its descendants escape) are not confined. Gate it
+signals are not confined (after its supervisor is killed, only what is still in its
+session or environment can be found and killed; the result says so). Gate it
 with tool approval for untrusted callers; use a container for real containment."""
 
 execute_python.__doc__ = _PYTHON_DOC.format(
@@ -94,7 +95,9 @@ execute_python = tool(read_only=False)(execute_python)
 
 
 def _python_failure(done: _process.Finished) -> str:
-    if done.cancelled:
+    if done.supervision:
+        head = "Error: " + done.supervision
+    elif done.cancelled:
         head = "Error: the call was cancelled; the process and everything it started were killed."
     elif done.timed_out:
         head = (
@@ -102,7 +105,7 @@ def _python_failure(done: _process.Finished) -> str:
             "were killed. Make the code finish sooner (smaller input, fewer iterations)."
         )
     elif done.returncode < 0:
-        head = f"Error: the Python process was killed by {_signal_name(-done.returncode)}."
+        head = f"Error: the Python process was killed by {_process.signal_name(-done.returncode)}."
     else:
         head = f"Error: the Python process exited with code {done.returncode} before finishing."
     parts = [head]
@@ -131,7 +134,8 @@ def make_command_tool(*, env_passthrough: Iterable[str] = ()) -> Callable[..., s
     ``run_command("env")`` from lifting a credential into a model's context, and which also
     makes ``gh``, ``ssh`` or ``git push`` fail. Name what they need (``("GH_TOKEN",)``) to
     grant it; values are read when the command runs. ``run_command`` is this factory called
-    with no arguments.
+    with no arguments. "Always allow" for one configuration does not cover another: the
+    passthrough names are part of the tool's identity for approval.
     """
     if isinstance(env_passthrough, str | bytes):
         raise TypeError(
@@ -162,7 +166,8 @@ def make_command_tool(*, env_passthrough: Iterable[str] = ()) -> Callable[..., s
         What remains: the environment of other dumpable processes of the same user (the
         Jupyter server, the shell that started Python), every other root capability, and
         everything the user can do: read credential files on disk, reach the network,
-        signal this process or its own supervisor (which lets its descendants escape).
+        signal this process or its own supervisor (then only what is still in the
+        command's session or environment can be found and killed; the result says so).
         There is no memory cap. Gate it with tool approval for untrusted callers.
 
         Args:
@@ -173,6 +178,7 @@ def make_command_tool(*, env_passthrough: Iterable[str] = ()) -> Callable[..., s
         """
         return _run_command(command, cwd, timeout, names)
 
+    run_command.__tool_identity__ = ("aimu.tools.builtin.make_command_tool", frozenset(names))
     return run_command
 
 
@@ -192,7 +198,9 @@ def _run_command(command: str, cwd: str, timeout: int, passthrough: tuple[str, .
         )
     except OSError as exc:
         return f"Error: could not start /bin/sh: {exc.strerror or exc}"
-    if done.cancelled:
+    if done.supervision:
+        head = ("Timed out. " if done.timed_out else "") + done.supervision
+    elif done.cancelled:
         head = "Stopped: the call was cancelled; the command and everything it started were killed."
     elif done.timed_out:
         head = (
@@ -202,19 +210,12 @@ def _run_command(command: str, cwd: str, timeout: int, passthrough: tuple[str, .
     else:
         head = f"exit code: {done.returncode}"
         if done.returncode < 0:
-            head += f" (killed by {_signal_name(-done.returncode)})"
+            head += f" (killed by {_process.signal_name(-done.returncode)})"
     return "\n".join([head, _section("stdout", done.stdout), _section("stderr", done.stderr)])
 
 
 def _section(label: str, text: str) -> str:
     return f"{label}:\n{text.rstrip(chr(10))}" if text else f"{label}: (empty)"
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 run_command = make_command_tool()

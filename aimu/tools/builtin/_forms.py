@@ -9,7 +9,7 @@ the model did not name and no approval policy saw.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urljoin
 
@@ -17,6 +17,7 @@ import requests
 from bs4 import BeautifulSoup, Tag
 
 from aimu.tools.builtin import _html, _http
+from aimu.tools.builtin._address import Reach
 from aimu.tools.builtin._http import DEFAULT_USER_AGENT, FetchError
 from aimu.tools.decorator import tool
 
@@ -31,6 +32,7 @@ def make_web_tools(
     timeout: float = 15,
     max_content_chars: int = 20000,
     user_agent: str | None = DEFAULT_USER_AGENT,
+    allow_hosts: Iterable[str] = (),
 ) -> list[Callable[..., str]]:
     """Build ``find_forms``, ``submit_form`` and ``submit_json`` over one ``requests.Session``.
 
@@ -51,9 +53,20 @@ def make_web_tools(
     These fetch server-rendered HTML only, without running JavaScript. ``submit_form`` and
     ``submit_json`` write to any URL the model names, carrying the session's credentials:
     gate them with ``tool_approval`` when that matters.
+
+    Like every web tool they connect only to public addresses and loopback (the user's own
+    machine, where the course's website runs), checked on the resolved address at every
+    redirect hop; link-local (cloud metadata), private-network and other non-public
+    addresses are refused unless named in ``allow_hosts`` (host names, ``*.corp.example``,
+    addresses or networks such as ``"10.0.0.0/8"``) or in ``AIMU_WEB_ALLOW_HOSTS``. The
+    check is an adapter mounted on the session for ``http://`` and ``https://``.
     """
+    allowed = Reach.of(allow_hosts)
     session = session if session is not None else requests.Session()
     limits: dict[str, Any] = {"session": session, "timeout": timeout, "user_agent": user_agent}
+
+    def reach() -> Reach:
+        return allowed.joined(_http.reach())
 
     @tool(read_only=True)
     def find_forms(url: str) -> str:
@@ -69,7 +82,7 @@ def make_web_tools(
             url: The page's URL (http:// or https://).
         """
         try:
-            response = _http.request("GET", url, **limits)
+            response = _http.request("GET", url, allowed=reach(), **limits)
         except FetchError as exc:
             return str(exc)
         if response.oversize:
@@ -120,9 +133,9 @@ def make_web_tools(
         try:
             if verb == "GET":
                 target = requests.Request("GET", _http.check_url(url), params=fields).prepare()
-                result = _http.send_same_host("GET", str(target.url), **limits)
+                result = _http.send_same_host("GET", str(target.url), allowed=reach(), **limits)
             else:
-                result = _http.send_same_host("POST", url, data=fields, **limits)
+                result = _http.send_same_host("POST", url, data=fields, allowed=reach(), **limits)
         except (FetchError, ValueError) as exc:
             return str(exc)
         return _report(result, max_content_chars)
@@ -155,7 +168,7 @@ def make_web_tools(
         if not isinstance(payload, dict):
             return f"payload must be a JSON object, got {type(payload).__name__}."
         try:
-            result = _http.send_same_host(verb, url, json=payload, **limits)
+            result = _http.send_same_host(verb, url, json=payload, allowed=reach(), **limits)
         except (FetchError, ValueError) as exc:
             return str(exc)
         return _report(result, max_content_chars)

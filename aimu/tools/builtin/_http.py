@@ -1,17 +1,19 @@
 """HTTP for the web tools: one place for limits, decoding, redirects and error wording.
 
 Every web tool sends through :func:`request`, so the body size cap, the User-Agent, charset
-detection and the short error strings a model reads are the same everywhere. The submit
-tools add :func:`send_same_host`, which follows a redirect only while it stays on one host.
+detection, the addresses that may be reached (:mod:`._address`, checked at every hop) and the
+short error strings a model reads are the same everywhere. The submit tools add
+:func:`send_same_host`, which follows a redirect only while it stays on one host.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -21,7 +23,10 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 from bs4.dammit import EncodingDetector
+from dotenv import dotenv_values, find_dotenv
 from requests.structures import CaseInsensitiveDict
+
+from aimu.tools.builtin._address import ALLOW_SETTING, Reach, guard, refusal_in
 
 DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (compatible; aimu-jupyter; +https://pypi.org/project/aimu-jupyter/)"
@@ -44,6 +49,22 @@ _TEXT_APPLICATION_TYPES = {
 
 class FetchError(Exception):
     """No usable response came back; the message is the short text the model reads."""
+
+
+def setting(name: str, default: str) -> str:
+    """A web setting, read at call time: the environment wins, else a ``.env`` file found
+    from the working directory upward, else ``default``."""
+    value = os.environ.get(name)
+    if value is None:
+        value = dotenv_values(find_dotenv(usecwd=True)).get(name)
+    return (value or default).strip().rstrip("/")
+
+
+def reach(allow_hosts: Iterable[str] = ()) -> Reach:
+    """The non-public hosts the web tools may reach: ``allow_hosts`` and those named
+    (comma-separated) in ``AIMU_WEB_ALLOW_HOSTS``. See :mod:`._address`."""
+    named = [entry for entry in setting(ALLOW_SETTING, "").split(",") if entry.strip()]
+    return Reach.of([*allow_hosts, *named])
 
 
 @dataclass(frozen=True)
@@ -220,9 +241,13 @@ def request(
     max_bytes: int = MAX_BODY_BYTES,
     allow_redirects: bool = True,
     deadline: float | None = None,
+    allowed: Reach | None = None,
     **kwargs: Any,
 ) -> Response:
     """Send one request and read its body, at most ``max_bytes`` of it (decompressed).
+
+    Every connection, redirects included, goes only to addresses ``allowed`` permits
+    (default: :func:`reach`); a refused one is a :class:`FetchError` saying how to allow it.
 
     ``timeout`` bounds the whole exchange, not each read: a server that trickles its answer
     a byte at a time is cut off when the time is up. ``deadline`` (a ``time.monotonic()``
@@ -235,7 +260,7 @@ def request(
     """
     url = check_url(url)
     headers = {"User-Agent": user_agent} if user_agent is not None else {}
-    owner = session or requests.Session()
+    owner = guard(session or requests.Session(), allowed if allowed is not None else reach())
     if deadline is None:
         deadline = time.monotonic() + timeout
     done: Future[Response] = Future()
@@ -328,6 +353,9 @@ def describe_failure(exc: BaseException, url: str, timeout: float) -> str:
     parts = urlsplit(url)
     host = parts.netloc or url
     causes = list(_causes(exc))
+    refused = refusal_in(causes)
+    if refused is not None:
+        return refused
     text = " ".join(str(c) for c in causes)
     if any(isinstance(c, requests.exceptions.SSLError) for c in causes):
         return (
@@ -420,6 +448,7 @@ def send_same_host(
     timeout: float,
     user_agent: str | None,
     max_bytes: int = MAX_BODY_BYTES,
+    allowed: Reach | None = None,
     **body: Any,
 ) -> Submitted:
     """Send ``method`` to ``url`` and follow redirects only while they stay on its host.
@@ -442,6 +471,7 @@ def send_same_host(
             max_bytes=max_bytes,
             allow_redirects=False,
             deadline=deadline,
+            allowed=allowed,
             **body,
         )
         location = response.headers.get("Location")

@@ -5,7 +5,13 @@ subreaper: when the program exits, its time runs out, or the call is stopped, th
 kills every descendant, including those that left the process group or the session
 (``setsid``, ``set -m``, a double fork), and this side waits until it has. Output is read as
 it arrives and kept to a bounded head and tail, so a flood costs neither memory nor the
-model's context. The environment is an allowlist, so API keys in this process's
+model's context.
+
+The program can signal its own supervisor (``kill -9 $PPID``, ``kill -STOP $PPID``). The
+reaper reports on a status pipe when it has reaped everything; one that dies without saying
+so, or is found stopped, no longer vouches for anything, and this side ends what it can
+still reach itself (:mod:`._leftovers`), saying in :attr:`Finished.supervision` what it
+verified and what it could not. The environment is an allowlist, so API keys in this process's
 environment never reach a child; while children run this process is also non-dumpable, so
 they cannot read its initial environment through ``/proc/<pid>/environ`` either.
 """
@@ -14,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import errno
+import itertools
 import os
 import selectors
 import shutil
@@ -28,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from aimu.tools.builtin import _leftovers
 from aimu.tools.builtin._capture import HEAD, TAIL, HeadTail, join
 from aimu.tools.stopping import current_stop
 
@@ -36,6 +45,7 @@ _CHUNK = 1 << 16
 _DRAIN_GRACE = 0.5
 _STOP_GRACE = 3.0
 _POLL = 0.05
+_WATCH = 0.25  # seconds between looks at whether the reaper was stopped
 _REAPER = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_reaper.py")))
 _PR_GET_DUMPABLE = 3
 _PR_SET_DUMPABLE = 4
@@ -43,7 +53,12 @@ _PR_SET_DUMPABLE = 4
 
 @dataclass(frozen=True)
 class Finished:
-    """How a supervised child ended and what it wrote."""
+    """How a supervised child ended and what it wrote.
+
+    ``supervision`` is ``""`` when the reaper ended everything the program started (and
+    ``returncode`` is the program's); otherwise it says, for the model, what happened to
+    the reaper and what was verified after it, and ``returncode`` is not the program's.
+    """
 
     returncode: int
     stdout: str
@@ -51,6 +66,7 @@ class Finished:
     timed_out: bool
     result: bytes = b""
     cancelled: bool = False
+    supervision: str = ""
 
 
 def run(
@@ -71,16 +87,19 @@ def run(
     ``OSError`` when the program cannot be started.
     """
     argv = [_program(argv[0], env, cwd), *argv[1:]]
-    pass_fds: tuple[int, ...] = ()
+    mark = _leftovers.new_mark()
+    env = {**env, _leftovers.MARK_NAME: mark}
+    status_read, status_write = os.pipe()
+    pass_fds: tuple[int, ...] = (status_write,)
     result_read = None
     if result_channel:
         result_read, result_write = os.pipe()
-        pass_fds = (result_write,)
+        pass_fds = (status_write, result_write)
         argv = [*argv, str(result_write)]
     try:
         with _undumpable():
             proc = subprocess.Popen(
-                [*_REAPER, str(os.getpid()), *argv],
+                [*_REAPER, str(os.getpid()), str(status_write), *argv],
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -92,16 +111,23 @@ def run(
             for fd in pass_fds:
                 os.close(fd)
             pass_fds = ()
+            watch = _Watch(proc)
             try:
-                return _supervise(proc, timeout, stdin, result_read, current_stop())
+                done = _supervise(proc, timeout, stdin, result_read, current_stop(), watch)
             finally:
                 if proc.returncode is None:
                     _stop(proc)
                 for stream in (proc.stdin, proc.stdout, proc.stderr):
                     if stream is not None and not stream.closed:
                         stream.close()
+                watch.status = _read_all(status_read)
+                if not watch.clean:
+                    watch.swept = _leftovers.sweep(watch.program, mark)
+            if watch.clean and not watch.stopped:
+                return done
+            return dataclasses.replace(done, supervision=watch.account(proc.returncode))
     finally:
-        for fd in (*pass_fds, result_read):
+        for fd in (*pass_fds, result_read, status_read):
             if fd is not None:
                 os.close(fd)
 
@@ -121,12 +147,93 @@ def _program(name: str, env: Mapping[str, str], cwd: str | None) -> str:
     return path
 
 
+class _Watch:
+    """What this side knows of the reaper: whether it was found stopped, what it reported on
+    its status pipe, and, when it did not report ``clean``, what :func:`_leftovers.sweep`
+    found after it."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.stopped = False
+        self.status = b""
+        self.swept = _leftovers.Swept()
+
+    def reaper_stopped(self) -> bool:
+        """Whether the reaper is stopped (``SIGSTOP``, or traced); then it reaps nothing."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state in (b"T", b"t")
+
+    @property
+    def clean(self) -> bool:
+        """The reaper said every descendant it could see is dead and reaped."""
+        return b"clean" in self.status.split()
+
+    @property
+    def program(self) -> int | None:
+        words = self.status.split()
+        for word, value in itertools.pairwise(words):
+            if word == b"started" and value.isdigit():
+                return int(value)
+        return None
+
+    def account(self, returncode: int | None) -> str:
+        """What happened to the reaper and what was verified after, for the model."""
+        stopped = "The command stopped its supervisor (SIGSTOP), so the call was ended. "
+        if self.clean:
+            return (
+                stopped + "The supervisor was resumed and ended everything the command "
+                "started. The command's exit code is not known."
+            )
+        if returncode is not None and returncode < 0:
+            died = f"was killed ({signal_name(-returncode)})"
+        else:
+            died = f"exited (code {returncode})"
+        swept = self.swept
+        one = swept.killed == 1
+        found = (
+            f"{swept.killed} process{'' if one else 'es'} of the command "
+            f"{'was' if one else 'were'} still running and {'was' if one else 'were'} killed"
+        )
+        if swept.surviving:
+            found += f"; {swept.surviving} could not be killed and may still be running"
+        return (
+            (stopped if self.stopped else "")
+            + f"The command's supervisor {died} before it could end what the command "
+            f"started. {found}. A process that left the command's session and cleared its "
+            "environment cannot be found and may still be running. The command's exit code "
+            "is not known."
+        )
+
+
+def signal_name(number: int) -> str:
+    """``SIGKILL`` for 9; ``signal N`` for a number with no name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _read_all(fd: int) -> bytes:
+    """What is left in the reaper's status pipe (its writer has exited: no wait)."""
+    os.set_blocking(fd, False)
+    chunks = []
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _supervise(
     proc: subprocess.Popen,
     timeout: float,
     stdin: bytes | None,
     result_fd: int | None,
     stop: threading.Event | None,
+    watch: _Watch,
 ) -> Finished:
     out: HeadTail[bytes] = HeadTail(b"", HEAD, TAIL)
     err: HeadTail[bytes] = HeadTail(b"", HEAD, TAIL)
@@ -151,8 +258,14 @@ def _supervise(
                 now = time.monotonic()
                 if stop is not None and stop.is_set() and not stopping:
                     cancelled = stopping = True
-                    proc.send_signal(signal.SIGTERM)
+                    _ask_to_stop(proc)
                     deadline = now + _STOP_GRACE
+                if not exited and not watch.stopped and watch.reaper_stopped():
+                    watch.stopped = True
+                    if not stopping:
+                        stopping = True
+                        deadline = now + _STOP_GRACE
+                    _ask_to_stop(proc)
                 if now >= deadline:
                     if exited:
                         break
@@ -161,10 +274,10 @@ def _supervise(
                             _kill_group(proc)
                         break
                     timed_out = stopping = True
-                    proc.send_signal(signal.SIGTERM)
+                    _ask_to_stop(proc)
                     deadline = now + _STOP_GRACE
                     continue
-                wait = deadline - now
+                wait = min(deadline - now, _WATCH)
                 if exit_fd is None or stop is not None:
                     wait = min(wait, _POLL)
                 for key, _ in sel.select(wait):
@@ -196,10 +309,16 @@ def _reading(sel: selectors.BaseSelector) -> bool:
     return any(key.data not in ("exit", "stdin") for key in sel.get_map().values())
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Ask the reaper to kill everything and exit; force it after a grace period."""
+def _ask_to_stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the reaper, and resume it in case the program stopped it."""
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGCONT)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Ask the reaper to kill everything and exit; force it after a grace period."""
+    _ask_to_stop(proc)
     try:
         proc.wait(_STOP_GRACE)
     except subprocess.TimeoutExpired:

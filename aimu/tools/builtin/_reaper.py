@@ -1,12 +1,16 @@
 """The supervisor process between a tool and the program it runs (Linux first, POSIX after).
 
-Run as ``python -I -S _reaper.py PARENT_PID PROGRAM [ARGS...]`` by :mod:`._process`. It
-makes itself a child subreaper, so every descendant that leaves the process group or the
-session (``setsid``, ``set -m``, a double fork) is re-parented to it rather than to init;
-then it spawns the program in a session of its own and waits. When the program exits, or
-the tool asks it to stop (SIGTERM: a timeout, a cancelled call) or the tool's process
-dies (its parent-death signal), it kills every descendant it can see in ``/proc`` and reaps
-them until none is left, then exits the way the program did.
+Run as ``python -I -S _reaper.py PARENT_PID STATUS_FD PROGRAM [ARGS...]`` by
+:mod:`._process`. It makes itself a child subreaper, so every descendant that leaves the
+process group or the session (``setsid``, ``set -m``, a double fork) is re-parented to it
+rather than to init; then it spawns the program in a session of its own and waits. When the
+program exits, or the tool asks it to stop (SIGTERM: a timeout, a cancelled call) or the
+tool's process dies (its parent-death signal), it kills every descendant it can see in
+``/proc`` and reaps them until none is left, then exits the way the program did.
+
+On ``STATUS_FD`` it reports ``started PID`` once the program runs and ``clean`` once every
+descendant is reaped. A reaper that exits without saying ``clean`` was killed (the program
+can signal its parent), and the tool ends what it can still find itself.
 
 Before starting the program it also narrows what the program can read of the tool's
 process: as root it drops ``CAP_SYS_PTRACE``, ``CAP_SYS_ADMIN`` and ``CAP_PERFMON`` from
@@ -125,11 +129,22 @@ def _exit_like(status: int | None) -> None:
 _STOPPING = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
-def main(parent: int, argv: list[str]) -> None:
+def _report(fd: int, line: str) -> bool:
+    """Tell the tool's process ``line``; ``False`` if it is no longer listening, which is no
+    reason to stop cleaning up."""
+    try:
+        os.write(fd, f"{line}\n".encode())
+    except OSError:
+        return False
+    return True
+
+
+def main(parent: int, status_fd: int, argv: list[str]) -> None:
     for number in _STOPPING:
         signal.signal(number, _stop)
     status: int | None = None
     program = 0
+    os.set_inheritable(status_fd, False)
     try:
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -140,6 +155,10 @@ def main(parent: int, argv: list[str]) -> None:
                 _prctl(_PR_CAPBSET_DROP, capability)
         signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
         program = _spawn(argv)
+        if not program:
+            _report(status_fd, "clean")
+            os._exit(127)
+        _report(status_fd, f"started {program}")
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
         status = os.waitpid(program, 0)[1]
     except _Stop:
@@ -148,11 +167,13 @@ def main(parent: int, argv: list[str]) -> None:
         signal.signal(number, signal.SIG_IGN)
     if program:
         _kill_everything(program)
+    _report(status_fd, "clean")
     _exit_like(status)
 
 
 def _spawn(argv: list[str]) -> int:
-    """Start the program in a session of its own, with default signal handling."""
+    """Start the program in a session of its own, with default signal handling; ``0`` (having
+    said why on stderr) when it cannot be started."""
     defaults = [*_STOPPING, signal.SIGPIPE, signal.SIGXFSZ]
     try:
         return os.posix_spawn(
@@ -160,8 +181,8 @@ def _spawn(argv: list[str]) -> int:
         )
     except OSError as exc:
         os.write(2, f"cannot run {argv[0]}: {exc.strerror or exc}\n".encode())
-        os._exit(127)
+        return 0
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2:])
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:])

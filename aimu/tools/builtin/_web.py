@@ -9,19 +9,21 @@ Service addresses are read at call time, so a notebook can change them mid-sessi
 (``https://en.wikipedia.org``), ``AIMU_OPEN_METEO_BASE_URL`` (``https://api.open-meteo.com``)
 and ``AIMU_GEOCODING_BASE_URL`` (``https://geocoding-api.open-meteo.com``). The environment
 wins; a ``.env`` file found from the working directory upward is read otherwise.
+
+The reading tools connect only to public addresses and loopback unless the user names other
+hosts in ``AIMU_WEB_ALLOW_HOSTS`` (comma-separated hosts, addresses or networks); a service
+named by one of the settings above is reached wherever it is. See
+:mod:`aimu.tools.builtin._address`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import xml.etree.ElementTree as ET
 from io import BytesIO
 from typing import Any
-from urllib.parse import quote
-
-from dotenv import dotenv_values, find_dotenv
+from urllib.parse import quote, urlsplit
 
 from aimu.tools.builtin import _html, _http
 from aimu.tools.builtin._http import FetchError
@@ -35,13 +37,6 @@ _MAX_SEARCH_RESULTS = 20
 
 class _Unreadable(Exception):
     """A body that cannot be turned into text; the message says why, for the model."""
-
-
-def _setting(name: str, default: str) -> str:
-    value = os.environ.get(name)
-    if value is None:
-        value = dotenv_values(find_dotenv(usecwd=True)).get(name)
-    return (value or default).strip().rstrip("/")
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -282,8 +277,12 @@ def _window(text: str, offset: int, max_chars: int) -> str:
 
 
 def _get_json(url: str, params: dict[str, Any], service: str) -> tuple[int, Any]:
-    """GET a JSON API: the status and the decoded body (``None`` when it is not JSON)."""
-    response = _http.request("GET", url, params=params, timeout=10)
+    """GET a JSON API: the status and the decoded body (``None`` when it is not JSON). The
+    service's host is the user's setting, so it may be reached wherever it is."""
+    service_host = urlsplit(url).hostname or ""
+    response = _http.request(
+        "GET", url, params=params, timeout=10, allowed=_http.reach([service_host])
+    )
     if response.oversize:
         raise FetchError(f"{service} sent an answer over the size limit.")
     try:
@@ -317,7 +316,7 @@ def web_search(query: str, num_results: int = 5, time_range: str = "", categorie
     time_range = time_range.strip().lower()
     if time_range and time_range not in _TIME_RANGES:
         return f"time_range must be one of {', '.join(_TIME_RANGES)}, or empty; got {time_range!r}."
-    base = _setting("SEARXNG_BASE_URL", "http://localhost:8080")
+    base = _http.setting("SEARXNG_BASE_URL", "http://localhost:8080")
     params = {"q": query, "format": "json"}
     if time_range:
         params["time_range"] = time_range
@@ -384,7 +383,7 @@ def wikipedia(query: str) -> str:
     query = " ".join(query.split())
     if not query:
         return "The query is empty; give an article title or a search phrase."
-    base = _setting("AIMU_WIKIPEDIA_BASE_URL", "https://en.wikipedia.org")
+    base = _http.setting("AIMU_WIKIPEDIA_BASE_URL", "https://en.wikipedia.org")
     try:
         summary = _wiki_summary(base, query)
         note = ""
@@ -486,7 +485,7 @@ def get_weather(location: str) -> str:
         if isinstance(place, str):
             return place
         name, latitude, longitude = place
-        base = _setting("AIMU_OPEN_METEO_BASE_URL", "https://api.open-meteo.com")
+        base = _http.setting("AIMU_OPEN_METEO_BASE_URL", "https://api.open-meteo.com")
         params = {"latitude": latitude, "longitude": longitude, "current": _CURRENT}
         status, data = _get_json(f"{base}/v1/forecast", params | {"timezone": "auto"}, "Open-Meteo")
     except FetchError as exc:
@@ -510,7 +509,7 @@ def _locate(location: str) -> tuple[str, float, float] | str:
     name, *qualifiers = [part.strip() for part in location.split(",") if part.strip()] or [""]
     if not name:
         return "The location is empty; give a city name or 'latitude,longitude'."
-    base = _setting("AIMU_GEOCODING_BASE_URL", "https://geocoding-api.open-meteo.com")
+    base = _http.setting("AIMU_GEOCODING_BASE_URL", "https://geocoding-api.open-meteo.com")
     params = {"name": name, "count": 10, "language": "en", "format": "json"}
     status, data = _get_json(f"{base}/v1/search", params, "Open-Meteo geocoding")
     if status != 200 or not isinstance(data, dict):

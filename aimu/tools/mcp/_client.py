@@ -24,7 +24,8 @@ from aimu.tools.mcp._logs import quiet_fastmcp
 from aimu.tools.mcp._results import MCPResult, to_tool_result
 from aimu.tools.mcp._source import resolve
 from aimu.tools.mcp._stderr import Stderrs
-from aimu.tools.mcp._tools import Progress, async_tool, check_prefix
+from aimu.tools.mcp._tools import Origin, Progress, async_tool, check_prefix
+from aimu.tools.mcp._trust import Trust, check_trust
 from aimu.tools.mcp.errors import MCPConnectionError, MCPFailure
 
 CONNECT_TIMEOUT = 60.0
@@ -44,6 +45,11 @@ class AsyncMCPClient:
     token, ``"oauth"``, or an ``httpx2.Auth`` object such as ``fastmcp.client.auth.OAuth``)
     and ``headers`` apply only with ``url``. ``timeout`` bounds each tool call, in seconds.
 
+    A server's tool annotations (``readOnlyHint``) are its own claims, so its tools ask for
+    approval in a notebook unless the server is trusted: ``trust_annotations=True`` trusts
+    every server of this client; in a ``config``, ``"trust_annotations": true`` in a server's
+    entry trusts that one.
+
     Connects on first use (or ``async with``); after a lost connection the next call
     reconnects. Every server of a ``config`` must start, or connecting fails naming the ones
     that did not. :meth:`close` when done. Use one client per event loop.
@@ -62,8 +68,14 @@ class AsyncMCPClient:
         headers: Mapping[str, str] | None = None,
         *,
         timeout: float | None = None,
+        trust_annotations: bool = False,
     ):
         self._source = resolve(config, server, file, url, auth, headers)
+        source = self._source
+        trust = Trust(
+            check_trust(trust_annotations, "trust_annotations"), source.trusted, source.servers
+        )
+        self._origin = Origin(source, source.label, trust)
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
         ):
@@ -140,7 +152,9 @@ class AsyncMCPClient:
             )
         raise error  # outside the except block: the original stays out of __context__
 
-    async def as_tools(self, prefix: str = "") -> list[Callable]:
+    async def as_tools(
+        self, prefix: str = "", *, trust_annotations: bool | None = None
+    ) -> list[Callable]:
         """The server's tools as async functions for ``aimu.aio.Agent(tools=...)``.
 
         Each returns an :class:`MCPResult` (a ``str``). ``prefix`` is put before each tool's
@@ -148,13 +162,24 @@ class AsyncMCPClient:
         server's and a built-in's names apart; the call still reaches the server's own name.
         In an agent run, the server's progress notifications show as tool progress. A snapshot
         (one ``tools/list``); call again to pick up changes on the server. Each function holds
-        this client, which must stay open while they are used.
+        this client, which must stay open while they are used. ``trust_annotations`` trusts
+        (``True``) or distrusts (``False``) the servers for these functions only; ``None``
+        keeps the client's setting.
         """
         check_prefix(prefix)
+        origin = self._origin_for(trust_annotations)
         return [
-            async_tool(tool, self.call_tool, self._start, prefix)
+            async_tool(tool, self.call_tool, self._start, origin, prefix)
             for tool in await self.list_tools()
         ]
+
+    def _origin_for(self, trust_annotations: bool | None = None) -> Origin:
+        """Where this client's tools come from, trusted as the client says or as
+        ``trust_annotations`` overrides."""
+        if trust_annotations is None:
+            return self._origin
+        trust = self._origin.trusts.overridden(check_trust(trust_annotations, "trust_annotations"))
+        return Origin(self._origin.connection, self._origin.label, trust)
 
     async def close(self) -> None:
         """Close the connection (stopping a stdio server). Idempotent; never hangs."""

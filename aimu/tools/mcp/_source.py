@@ -30,12 +30,14 @@ from aimu._secrets import Redactor, secret_values, shown_url, url_secrets
 from aimu.tools.mcp._config import ConfigTransport, check_config
 from aimu.tools.mcp._logs import scrub_logs_of
 from aimu.tools.mcp._stderr import Stderrs
+from aimu.tools.mcp._trust import split_config
 
 
 class Source:
     """A validated connection target: ``label`` is safe to show, ``transport()`` makes a new
     transport (and the :class:`Stderrs` of the servers it starts), ``hint`` says what to check
-    when connecting fails."""
+    when connecting fails. ``servers`` names a config's servers and ``trusted`` those of them
+    marked ``trust_annotations`` (:mod:`._trust`)."""
 
     def __init__(
         self,
@@ -43,9 +45,13 @@ class Source:
         build: Callable[[Stderrs], ClientTransport],
         secrets: set[str],
         hint: str = "Check that the server is running.",
+        servers: tuple[str, ...] = (),
+        trusted: frozenset[str] = frozenset(),
     ):
         self.label = label
         self.hint = hint
+        self.servers = servers
+        self.trusted = trusted
         self._build = build
         self.redactor = Redactor(secrets)
         scrub_logs_of(self.redactor)
@@ -154,14 +160,16 @@ def _from_url(url: Any, auth: Any, headers: Mapping[str, str] | None) -> Source:
 
 
 def _from_config(config: Any) -> Source:
+    config, trusted = split_config(config)
     normalized, secrets = check_config(config)
-    label = "config servers " + ", ".join(repr(str(name)) for name in normalized["mcpServers"])
+    names = tuple(str(name) for name in normalized["mcpServers"])
+    label = "config servers " + ", ".join(map(repr, names))
 
     def build(stderrs: Stderrs) -> ClientTransport:
         return ConfigTransport(copy.deepcopy(normalized), stderrs)
 
     hint = "Check each named server's entry in the config (command, args, url, auth)."
-    return Source(label, build, secrets, hint)
+    return Source(label, build, secrets, hint, names, trusted)
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:

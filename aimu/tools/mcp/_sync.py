@@ -45,6 +45,11 @@ class MCPClient:
     and ``headers`` apply only with ``url``; an auth object excludes ``headers``. Wrong
     combinations raise ``ValueError`` here. ``timeout`` bounds each tool call, in seconds.
 
+    A server's tool annotations (``readOnlyHint``) are its own claims, so in a notebook its
+    tools ask for approval (with "Always allow" for the conversation) unless the server is
+    trusted: ``trust_annotations=True`` trusts every server of this client, and in a
+    ``config`` ``"trust_annotations": true`` in a server's entry trusts that one.
+
     Connects at construction (raising :class:`MCPConnectionError` if it cannot, naming each
     server of a ``config`` that did not start and the last line it wrote to stderr); after a
     lost connection the next call reconnects. The client runs on a loop in a background
@@ -72,8 +77,12 @@ class MCPClient:
         headers: Mapping[str, str] | None = None,
         *,
         timeout: float | None = None,
+        trust_annotations: bool = False,
     ):
-        self._core = AsyncMCPClient(config, server, file, url, auth, headers, timeout=timeout)
+        self._core = AsyncMCPClient(
+            config, server, file, url, auth, headers,
+            timeout=timeout, trust_annotations=trust_annotations,
+        )  # fmt: skip
         self._loop = _LoopThread()
         self._closer = weakref.finalize(self, _close, self._loop, self._core.close)
         self._closer.atexit = False
@@ -119,7 +128,9 @@ class MCPClient:
         """
         return self._run(self._core.call_tool, name, arguments, progress=progress)
 
-    def as_tools(self, prefix: str = "") -> list[Callable]:
+    def as_tools(
+        self, prefix: str = "", *, trust_annotations: bool | None = None
+    ) -> list[Callable]:
         """The server's tools as functions for ``Agent(tools=...)``, beside ``@tool`` ones.
 
         Each returns an :class:`MCPResult`, a ``str`` (the result's text) that also carries
@@ -129,9 +140,14 @@ class MCPClient:
         run, the server's progress notifications show as tool progress, and interrupting the
         run cancels the request. A snapshot (one ``tools/list``); call again to pick up
         changes on the server. Each function holds this client, keeping it alive.
+        ``trust_annotations`` trusts (``True``) or distrusts (``False``) the servers for these
+        functions only; ``None`` keeps the client's setting.
         """
         check_prefix(prefix)
-        return [sync_tool(tool, self.call_tool, self._start, prefix) for tool in self.ping()]
+        origin = self._core._origin_for(trust_annotations)
+        return [
+            sync_tool(tool, self.call_tool, self._start, origin, prefix) for tool in self.ping()
+        ]
 
     def close(self) -> None:
         """Close the connection and stop the background loop. Idempotent; never hangs."""

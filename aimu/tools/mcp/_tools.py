@@ -3,11 +3,16 @@ plain or async function that calls the tool on the server and returns an :class:
 (a ``str``).
 
 The functions carry ``__tool_spec__``, ``__tool_is_async__``, ``__tool_is_streaming__`` and
-``__tool_read_only__`` (from the server's annotations), so the agent dispatches and gates them
-like ``@tool`` functions. They carry no ``__tool_params__``: arguments pass through unchanged
-and the server validates them. ``__tool_stream__`` is the form the agent runs: an async
-generator yielding the server's progress notifications, then the result, and cancelling the
-request when the run is interrupted.
+``__tool_read_only__``, so the agent dispatches and gates them like ``@tool`` functions. The
+server's annotations (``readOnlyHint``, ``destructiveHint``) are claims by the server: they set
+``__tool_read_only__`` only for a server the user marked trusted; any other server's tools are
+``False`` (they ask), with ``__tool_asks_because__`` saying so. ``__tool_identity__`` names the
+connection the tool comes from and the server's name for it (:mod:`aimu.tools.identity`), so
+"Always allow" for one server's ``write_note`` does not cover another's. They carry no
+``__tool_params__``: arguments pass through unchanged and the server validates them.
+``__tool_stream__`` is the form the agent runs: an async generator yielding the server's
+progress notifications, then the result, and cancelling the request when the run is
+interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import copy
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types
@@ -65,21 +71,38 @@ def is_read_only(tool: mcp_types.Tool) -> bool:
     return bool(hints and hints.read_only_hint is True and hints.destructive_hint is not True)
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a connection's tools come from: ``connection`` is the client's own (compared by
+    identity), ``label`` names the server(s) for people, and ``trusts(tool_name)`` says
+    whether the user trusts the server of that tool to describe it
+    (:class:`aimu.tools.mcp._trust.Trust`)."""
+
+    connection: Any
+    label: str
+    trusts: Callable[[str], bool]
+
+
 def sync_tool(
-    tool: mcp_types.Tool, call: Callable[[str, dict], MCPResult], start: Start, prefix: str = ""
+    tool: mcp_types.Tool,
+    call: Callable[[str, dict], MCPResult],
+    start: Start,
+    origin: Origin,
+    prefix: str = "",
 ) -> Callable:
     """A blocking function that runs ``tool`` through ``call(name, arguments)``."""
 
     def run(**arguments: Any) -> MCPResult:
         return call(tool.name, arguments)
 
-    return _mark(run, tool, start, prefix, is_async=False)
+    return _mark(run, tool, start, origin, prefix, is_async=False)
 
 
 def async_tool(
     tool: mcp_types.Tool,
     call: Callable[[str, dict], Awaitable[MCPResult]],
     start: Start,
+    origin: Origin,
     prefix: str = "",
 ) -> Callable:
     """A coroutine function that runs ``tool`` through ``await call(name, arguments)``."""
@@ -87,7 +110,22 @@ def async_tool(
     async def run(**arguments: Any) -> MCPResult:
         return await call(tool.name, arguments)
 
-    return _mark(run, tool, start, prefix, is_async=True)
+    return _mark(run, tool, start, origin, prefix, is_async=True)
+
+
+def classify(tool: mcp_types.Tool, origin: Origin) -> tuple[bool, str]:
+    """``(read_only, why it asks)`` for ``tool``: the annotations decide only when the user
+    trusts its server; ``why`` is ``""`` for a call that runs unasked."""
+    if not origin.trusts(tool.name):
+        claim = "; it says it only reads, a claim by the server" if is_read_only(tool) else ""
+        return False, (
+            f"MCP tools ask unless their server is trusted ({origin.label}: not trusted, so "
+            f"its annotations do not decide{claim}). Trust a server you know with "
+            "MCPClient(..., trust_annotations=True) or %%agent --trust-mcp NAME"
+        )
+    if is_read_only(tool):
+        return True, ""
+    return False, f"the trusted {origin.label} does not mark this tool read-only"
 
 
 def _streaming(name: str, start: Start) -> Callable[..., AsyncIterator[Any]]:
@@ -143,13 +181,16 @@ class _Wakeup:
             timer.cancel()
 
 
-def _mark(fn: Callable, tool: mcp_types.Tool, start: Start, prefix: str, *, is_async: bool):
+def _mark(
+    fn: Callable, tool: mcp_types.Tool, start: Start, origin: Origin, prefix: str, *, is_async: bool
+) -> Callable:
     spec = tool_spec(tool, prefix)
     fn.__name__ = fn.__qualname__ = spec["function"]["name"]
     fn.__doc__ = spec["function"]["description"]
     fn.__tool_spec__ = spec
     fn.__tool_is_async__ = is_async
     fn.__tool_is_streaming__ = False
-    fn.__tool_read_only__ = is_read_only(tool)
+    fn.__tool_read_only__, fn.__tool_asks_because__ = classify(tool, origin)
+    fn.__tool_identity__ = ("mcp", origin.connection, tool.name)
     fn.__tool_stream__ = _streaming(tool.name, start)
     return fn
