@@ -52,7 +52,12 @@ def execute(path: Path, *, timeout: int = CELL_TIMEOUT, env: dict[str, str] | No
     notebook = nbformat.read(path, as_version=4)
     # Only the native spec: the kernel is this interpreter, whatever other kernels exist.
     specs = KernelSpecManager(kernel_dirs=[])
-    manager = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
+    # Over Unix sockets where there are any: no port is open to other users of the machine,
+    # and the kernel does not warn (in the middle of the job's output) that TCP is unencrypted.
+    transport = "ipc" if os.name == "posix" else "tcp"
+    manager = AsyncKernelManager(
+        kernel_name="python3", kernel_spec_manager=specs, transport=transport
+    )
     client = NotebookClient(
         notebook,
         km=manager,
