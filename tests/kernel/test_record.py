@@ -203,7 +203,9 @@ def test_an_mcp_servers_progress_steps_read_as_steps_not_json():
         {"progress": 3, "total": 30, "message": "copying"},
     ]
     for step in steps:
-        record.apply(chunk(Phase.TOOL_PROGRESS, {"id": "c1", "name": "write_file", "progress": step}))
+        record.apply(
+            chunk(Phase.TOOL_PROGRESS, {"id": "c1", "name": "write_file", "progress": step})
+        )
     assert record.events[0]["progress"] == ["1/30", "2", "3/30 · copying"]
     assert "> 3/30 · copying" in record.markdown()
     record.apply(chunk(Phase.TOOL_PROGRESS, {"id": "c1", "name": "w", "progress": {"rows": 4}}))

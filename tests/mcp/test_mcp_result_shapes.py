@@ -38,7 +38,9 @@ def shapes_server() -> FastMCP:
         block = mcp_types.ImageContent(type="image", data=data, mime_type="image/png")
         return ToolResult(
             content=[block],
-            structured_content={"content": [{"type": "image", "data": data, "mimeType": "image/png"}]},
+            structured_content={
+                "content": [{"type": "image", "data": data, "mimeType": "image/png"}]
+            },
         )
 
     @server.tool

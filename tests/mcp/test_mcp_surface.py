@@ -5,8 +5,6 @@ and an official-SDK server's results delivered once."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from fastmcp import FastMCP
 from mcp.server.mcpserver import MCPServer

@@ -72,9 +72,7 @@ def test_filesystem_read_media_file_is_an_image_not_base64_text(tmp_path):
 
 
 def test_memory_create_entities_lists_them_once(tmp_path):
-    server = stdio(
-        npm_server("mcp-server-memory"), MEMORY_FILE_PATH=str(tmp_path / "memory.jsonl")
-    )
+    server = stdio(npm_server("mcp-server-memory"), MEMORY_FILE_PATH=str(tmp_path / "memory.jsonl"))
     entities = [{"name": "Ada", "entityType": "person", "observations": ["wrote programs"]}]
     with MCPClient(config={"mcpServers": {"memory": server}}) as mcp:
         answer = mcp.call_tool("create_entities", {"entities": entities})
