@@ -98,19 +98,19 @@ def test_a_reason_typed_at_the_terminal_denies_the_call(terminal, tmp_path):
 
 
 SLOW_NOTE = (
-    "async def slow_note(name: str) -> str:\n"
+    "async def slow_note(path: str) -> str:\n"
     '    "Wait a moment, then write a note."\n'
     "    await asyncio.sleep(1.5)\n"
-    "    pathlib.Path(name).write_text('written')\n"
+    "    pathlib.Path(path).write_text('written')\n"
     "    return 'noted'\n"
 )
 MCP_SERVER = (
     "server = FastMCP('slow')\n"
     "@server.tool\n"
-    "async def slow_note(name: str) -> str:\n"
+    "async def slow_note(path: str) -> str:\n"
     '    "Wait a moment, then write a note."\n'
     "    await asyncio.sleep(1.5)\n"
-    "    pathlib.Path(name).write_text('written')\n"
+    "    pathlib.Path(path).write_text('written')\n"
     "    return 'noted'\n"
 )
 
@@ -125,7 +125,7 @@ def interrupt_while_running(child, tools: str) -> str:
     """Start a run whose tool waits, press Ctrl-C once it runs; return what the run printed
     after the interrupt, which must end at the prompt within a second."""
     run(child, f"%%agent --model m {tools}", "Write the note.", "", "")
-    child.expect(r"\[tool slow_note\(name='n.txt'\)\] running")
+    child.expect(r"\[tool slow_note\(path='n.txt'\)\] running")
     child.sendintr()
     pressed = time.monotonic()
     child.expect(PROMPT)
@@ -160,7 +160,7 @@ def test_ctrl_c_during_an_async_tool_stops_the_run_for_good(terminal, tmp_path):
     define(terminal, SLOW_NOTE)
     run(terminal, "%tool slow_note")
     terminal.expect(PROMPT)
-    run(terminal, "m = ScriptedClient([call('slow_note', name='n.txt'), 'Never shown.'])")
+    run(terminal, "m = ScriptedClient([call('slow_note', path='n.txt'), 'Never shown.'])")
     terminal.expect(PROMPT)
     stopped = interrupt_while_running(terminal, "")
     assert "[interrupted] The run was stopped" in stopped
@@ -177,7 +177,7 @@ def test_ctrl_c_during_an_mcp_call_stops_the_run_and_the_call(terminal, tmp_path
     define(terminal, MCP_SERVER)
     run(terminal, "mcp = MCPClient(server=server)")
     terminal.expect(PROMPT)
-    run(terminal, "m = ScriptedClient([call('slow_note', name='n.txt'), 'Never shown.'])")
+    run(terminal, "m = ScriptedClient([call('slow_note', path='n.txt'), 'Never shown.'])")
     terminal.expect(PROMPT)
     stopped = interrupt_while_running(terminal, "--tools mcp --approve auto")
     assert "[interrupted] The run was stopped" in stopped
