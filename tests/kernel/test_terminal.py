@@ -152,34 +152,33 @@ def assert_the_stopped_run_stays_stopped(child, tmp_path) -> None:
     assert re.search(r"default\s+1\s+1\s+1\s", child.before), child.before
 
 
-def test_ctrl_c_during_an_async_tool_stops_the_run_for_good(terminal, tmp_path):
-    run(terminal, "%load_ext aimu", "import asyncio, pathlib")
-    run(terminal, "from aimu.models.providers.scripted import ScriptedClient, call")
-    for _ in range(3):
-        terminal.expect(PROMPT)
-    define(terminal, SLOW_NOTE)
-    run(terminal, "%tool slow_note")
-    terminal.expect(PROMPT)
-    run(terminal, "m = ScriptedClient([call('slow_note', path='n.txt'), 'Never shown.'])")
-    terminal.expect(PROMPT)
-    stopped = interrupt_while_running(terminal, "")
-    assert "[interrupted] The run was stopped" in stopped
-    assert "Traceback" not in stopped and "base_events" not in stopped
-    assert_the_stopped_run_stays_stopped(terminal, tmp_path)
+def typed(child, *lines: str) -> None:
+    """Type each line and wait for the next prompt."""
+    for line in lines:
+        child.sendline(line)
+        child.expect(PROMPT)
 
 
-def test_ctrl_c_during_an_mcp_call_stops_the_run_and_the_call(terminal, tmp_path):
-    run(terminal, "%load_ext aimu", "import asyncio, pathlib")
-    run(terminal, "from aimu.models.providers.scripted import ScriptedClient, call")
-    run(terminal, "from fastmcp import FastMCP", "from aimu.tools import MCPClient")
-    for _ in range(5):
-        terminal.expect(PROMPT)
-    define(terminal, MCP_SERVER)
-    run(terminal, "mcp = MCPClient(server=server)")
-    terminal.expect(PROMPT)
-    run(terminal, "m = ScriptedClient([call('slow_note', path='n.txt'), 'Never shown.'])")
-    terminal.expect(PROMPT)
-    stopped = interrupt_while_running(terminal, "--tools mcp --approve auto")
+SCRIPTED = "from aimu.models.providers.scripted import ScriptedClient, call"
+NOTE_MODEL = "m = ScriptedClient([call('slow_note', path='n.txt'), 'Never shown.'])"
+
+
+@pytest.mark.parametrize(
+    ("definition", "lending", "tools"),
+    [
+        (SLOW_NOTE, "%tool slow_note", ""),
+        (MCP_SERVER, "mcp = MCPClient(server=server)", "--tools mcp --approve auto"),
+    ],
+    ids=["async-tool", "mcp-call"],
+)
+def test_ctrl_c_during_a_waiting_tool_stops_the_run_for_good(
+    terminal, tmp_path, definition, lending, tools
+):
+    typed(terminal, "%load_ext aimu", "import asyncio, pathlib", SCRIPTED)
+    typed(terminal, "from fastmcp import FastMCP", "from aimu.tools import MCPClient")
+    define(terminal, definition)
+    typed(terminal, lending, NOTE_MODEL)
+    stopped = interrupt_while_running(terminal, tools)
     assert "[interrupted] The run was stopped" in stopped
     assert "Traceback" not in stopped and "base_events" not in stopped
     assert_the_stopped_run_stays_stopped(terminal, tmp_path)
