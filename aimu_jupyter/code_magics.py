@@ -50,6 +50,13 @@ class AgentCodeMagics(Magics):
     @argument("-t", "--tools", help="Tools besides python and notebook, as for %%agent.")
     @argument("-a", "--approve", help="Approval mode or policy, as for %%agent.")
     @argument("-n", "--name", help="Continue the named conversation.")
+    @argument(
+        "-e",
+        "--error",
+        metavar="VAR",
+        help="Ask about the exception held by the notebook variable VAR (one your code "
+        "caught) instead of the last cell's.",
+    )
     @argument("question", nargs="*", help="What to ask about the failure (optional).")
     @line_magic
     def agent_fix(self, line: str) -> Any:
@@ -58,7 +65,8 @@ class AgentCodeMagics(Magics):
         The prompt carries the last exception's traceback (trimmed) and the source of the
         cell that raised it; the python and notebook tools are available, and nothing runs
         without the usual approval. The agent proposes the fixed cell with add_cell. (End
-        the question without "?": IPython reads a trailing "?" as a help request.)
+        the question without "?": IPython reads a trailing "?" as a help request.) With
+        --error VAR it asks about an exception your code caught and kept in VAR.
 
         Examples
         --------
@@ -66,6 +74,7 @@ class AgentCodeMagics(Magics):
 
             %agent_fix
             %agent_fix --model openai:gpt-4o-mini why is the column missing
+            %agent_fix --error failure
         """
         from aimu_jupyter import runner
         from aimu_jupyter.fixing import fix_prompt, with_fix_tools
@@ -73,7 +82,15 @@ class AgentCodeMagics(Magics):
 
         args = _parse(self.agent_fix, line, "%agent_fix")
         session = self._session()
-        prompt = fix_prompt(self.shell, " ".join(args.question))
+        error = None
+        if args.error is not None:
+            error = self.shell.user_ns.get(args.error)
+            if not isinstance(error, BaseException):
+                raise UsageError(
+                    f"%agent_fix --error {args.error}: no notebook variable of that name holds "
+                    "an exception (catch one with: except Exception as failure: ...)"
+                )
+        prompt = fix_prompt(self.shell, " ".join(args.question), error)
         tools = with_fix_tools(args.tools if args.tools is not None else session.settings().tools)
         return _without_value(
             runner.run(

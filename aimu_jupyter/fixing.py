@@ -25,9 +25,11 @@ DEFAULT_QUESTION = "Why did this fail, and how do I fix it?"
 FIX_TOOLS = ("python", "notebook")
 
 
-def fix_prompt(shell: Any, question: str = "") -> str:
-    """The prompt that asks the agent to explain and fix the notebook's last exception."""
-    error = getattr(sys, "last_value", None)
+def fix_prompt(shell: Any, question: str = "", error: BaseException | None = None) -> str:
+    """The prompt that asks the agent to explain and fix ``error``, by default the notebook's
+    last exception."""
+    if error is None:
+        error = getattr(sys, "last_value", None)
     if error is None:
         raise UsageError("%agent_fix: no cell has raised an exception yet in this session")
     cells = failing_cells(shell, error)

@@ -108,7 +108,8 @@ class RunRecord:
             card["status"] = "running" if approved else "denied"
         elif phase is Phase.TOOL_PROGRESS:
             card = self._card(events, content)
-            card["progress"].append(content.get("progress"))
+            progress = content.get("progress")
+            card["progress"].append(progress_text(progress) if _is_step(progress) else progress)
             del card["progress"][:-PROGRESS_KEPT]
         elif phase is Phase.TOOL_RESULT:
             card = self._card(events, content)
@@ -162,7 +163,10 @@ class RunRecord:
                 card["status"] = "error"
                 card["is_error"] = True
                 if card["result"] is None:
-                    card["result"] = "Not finished: the run ended before this call completed."
+                    card["result"] = (
+                        "Stopped: the run ended while this call was running; it may have "
+                        "done part of its work."
+                    )
 
     def pending_tool(self, call_id: str) -> dict[str, Any] | None:
         """The tool card with ``call_id``, wherever it is nested."""
@@ -403,10 +407,37 @@ def _fold_values(value: Any) -> Any:
 
 
 def progress_text(progress: Any) -> str:
-    """A tool's progress report as one line of text."""
+    """A tool's progress report as one line of text; an MCP server's step (``{"progress",
+    "total", "message"}``) as ``3/30 · copying``."""
     if isinstance(progress, str):
         return progress
+    if _is_step(progress):
+        done, total = _number(progress["progress"]), progress.get("total")
+        count = done if total is None else f"{done}/{_number(total)}"
+        message = progress.get("message")
+        return f"{count} · {message}" if message else count
     return json.dumps(progress, ensure_ascii=False, default=str)
+
+
+def _is_step(progress: Any) -> bool:
+    """Whether ``progress`` is an MCP progress notification's ``{"progress", "total",
+    "message"}``."""
+    if not isinstance(progress, dict) or not set(progress) <= {"progress", "total", "message"}:
+        return False
+    total, message = progress.get("total"), progress.get("message")
+    return (
+        _is_number(progress.get("progress"))
+        and (total is None or _is_number(total))
+        and (message is None or isinstance(message, str))
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
 
 
 # -- plain text ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ output lands in that cell, and an interrupt cancels it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import string
 import uuid
 from collections.abc import Callable, Mapping
@@ -31,7 +32,7 @@ from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
 from aimu_jupyter.toolbox import Toolset, resolve_tools
 from aimu_jupyter.view import RunView, open_view
-from aimu_jupyter.wake import wake_on_signals
+from aimu_jupyter.wake import sigint_cancels, wake_on_signals
 
 NO_MODEL = (
     "No model chosen for the agent. Pick one with --model provider:model "
@@ -122,8 +123,10 @@ async def run(
         showing = asyncio.ensure_future(_show_box(view, inbox, boxes, fields, record.inbox))
     decided_by = getattr(policy, "decided_by", None)
     stream = agent.stream(prompt, schema=answer_type)
+    in_terminal = getattr(session.shell, "kernel", None) is None
     try:
-        with wake_on_signals(), logging_code_to(conversation.code_log):
+        interrupts = sigint_cancels() if in_terminal else contextlib.nullcontext()
+        with wake_on_signals(), logging_code_to(conversation.code_log), interrupts:
             async for chunk in stream:
                 by = None
                 if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
@@ -151,7 +154,7 @@ async def run(
         if fields is not None and record.inbox is not None:
             fields.close(record.inbox)
             record.inbox = None  # the extension's field goes with the final record
-        await view.close(completed=record.status == "done")
+        await view.close()
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)
     return record.answer

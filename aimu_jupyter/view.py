@@ -80,20 +80,20 @@ class RunView:
         else:
             await asyncio.sleep(0)
 
-    async def close(self, completed: bool) -> None:
-        """Publish the final state. After a completed run, wait (briefly) for the frontend
+    async def close(self) -> None:
+        """Publish the final state. Wait (at most until the probe's deadline) for the frontend
         probe's answer; a client that drops display updates gets the record again, printed."""
+        probe = self._probe
+        if probe is not None:
+            await probe.draws_widgets()  # the final display then carries its plain text too
         if self.live is not None:
             self.live.close()
         if self.text is not None:
             self.text.close()
-        probe = self._probe
         if probe is None:
             return
-        draws = await probe.draws_widgets() if completed else probe.known()
+        draws = probe.known()
         probe.close()
-        if draws is None:
-            return
         if self._remember is not None:
             self._remember(draws)
         if not draws:
@@ -126,17 +126,19 @@ def open_view(
     if draws is False:
         live = LiveDisplay(record.bundle, _publisher(), final_only=True)
         return RunView(record, live=live, ask=StdinAsk())
-    live = LiveDisplay(record.bundle, _publisher())
     if not _widgets_usable(session):
-        return RunView(record, live=live, ask=StdinAsk())
+        return RunView(record, live=LiveDisplay(record.bundle, _publisher()), ask=StdinAsk())
     from aimu_jupyter.panel import ApprovalPanels
 
-    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
     if draws:
+        live = LiveDisplay(record.bundle, _publisher())
+        panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
         return RunView(record, live=live, ask=panels.ask, draws_widgets=True)
     from aimu_jupyter.frontend import FrontendProbe
 
     probe = FrontendProbe()
+    live = LiveDisplay(lambda: _plain_once_drawn(record.bundle(), probe), _publisher())
+    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
     stdin = StdinAsk()
 
     async def ask(tool_name: str, arguments: dict[str, Any], agent: str | None = None):
@@ -148,6 +150,15 @@ def open_view(
         session.frontends[client] = value
 
     return RunView(record, live=live, ask=ask, probe=probe, remember=remember)
+
+
+def _plain_once_drawn(bundle: dict[str, Any], probe: Any) -> dict[str, Any]:
+    """``bundle`` without its plain text until the frontend is known to draw widgets: a
+    console prints a live display's first state (``running``) and drops its updates, and
+    gets the final record printed instead."""
+    if probe.known():
+        return bundle
+    return {kind: value for kind, value in bundle.items() if kind != "text/plain"}
 
 
 def _widgets_usable(session: Session) -> bool:

@@ -10,6 +10,12 @@ loop wakes at once, the handler runs, the cell's task is cancelled.
 
 Where the run blocks the main thread instead (a stdin prompt, a run nested in ``%%time``),
 :func:`sigint_raises` makes SIGINT raise ``KeyboardInterrupt`` there.
+
+Terminal IPython has no kernel to do the cancelling: its SIGINT raises ``KeyboardInterrupt``
+wherever the main thread is, which during an async tool is the event loop's ``select``. The
+exception leaves the loop with the run's task still pending, and the next cell's
+``run_until_complete`` resumes it. :func:`sigint_cancels` makes SIGINT cancel the run's task
+instead, as the kernel does.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import signal
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -67,6 +74,31 @@ def sigint_raises() -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def sigint_cancels() -> Iterator[None]:
+    """While the block runs in the main thread, SIGINT cancels the current task (a second
+    SIGINT before it ends raises ``KeyboardInterrupt``, as :func:`asyncio.run` does)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    pressed = 0
+
+    def cancel(signum: int, frame: Any) -> None:
+        nonlocal pressed
+        pressed += 1
+        if pressed > 1 or task is None or task.done():
+            raise KeyboardInterrupt
+        loop.call_soon_threadsafe(task.cancel)
+
+    previous = signal.signal(signal.SIGINT, cancel)
     try:
         yield
     finally:

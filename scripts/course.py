@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,7 +61,12 @@ def execute(
     notebook = nbformat.read(path, as_version=4)
     # Only the native spec: the kernel is this interpreter, whatever other kernels exist.
     specs = KernelSpecManager(kernel_dirs=[])
-    manager = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
+    # Over Unix sockets where there are any: no port is open to other users of the machine,
+    # and the kernel does not warn (in the middle of the job's output) that TCP is unencrypted.
+    # The sockets' absolute path prefix is short (a socket path has ~100 bytes at most).
+    sockets = tempfile.mkdtemp(prefix="aimu-kernel-") if os.name == "posix" else None
+    transport = {"transport": "ipc", "ip": f"{sockets}/kernel"} if sockets else {}
+    manager = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs, **transport)
     client = NotebookClient(
         notebook,
         km=manager,
@@ -74,6 +81,8 @@ def execute(
     finally:
         if manager.has_kernel:  # nbclient leaves a kernel it was given running
             run_sync(manager.shutdown_kernel)()
+        if sockets:
+            shutil.rmtree(sockets, ignore_errors=True)
     return notebook
 
 

@@ -13,6 +13,7 @@ fields' order, which halves what building them costs.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -41,7 +42,13 @@ from aimu.tools.dispatch import dispatch, with_distinct_id
 from aimu.tools.groups import GroupLoader, ToolGroup, check_groups
 from aimu.tools.results import ToolResult
 
+logger = logging.getLogger("aimu.agents")
+
 INTERRUPTED = "Not executed: the run was interrupted before this call ran."
+STOPPED = (
+    "Stopped: the run was interrupted while this call was running; it may have done part "
+    "of its work."
+)
 _FINISHED = object()
 
 
@@ -201,6 +208,7 @@ class AgentCore:
                 waiting = []
                 if run.compaction is not None:
                     self._compact(run, iteration)
+                await self._reload_changed_tools()
                 tools = self._offered_tools()
                 tools_on = bool(tools) and rounds < self.max_iterations and not retries
                 specs = [fn.__tool_spec__ for fn in tools.values()] if tools_on else None
@@ -352,6 +360,37 @@ class AgentCore:
             return self.client.stream(messages, specs)
         return self.client.stream(messages, specs, options)
 
+    async def _reload_changed_tools(self) -> None:
+        """Take the current tools of every tool list whose server announced a change (an MCP
+        server's ``tools/list_changed``; see ``__tool_source__``), in place of the old ones.
+
+        A reloaded tool whose name another of the agent's tools holds is left out; a list
+        that cannot be reloaded keeps its old tools. Both are logged.
+        """
+        sources = {
+            id(source): source
+            for fn in self.tools.values()
+            if (source := getattr(fn, "__tool_source__", None)) is not None and source.changed
+        }
+        for source in sources.values():
+            try:
+                fresh = await source.reload()
+            except Exception as exc:
+                logger.warning("could not reload a changed tool list: %s", exc)
+                continue
+            kept = {
+                name: fn
+                for name, fn in self.tools.items()
+                if getattr(fn, "__tool_source__", None) is not source
+            }
+            for fn in fresh:
+                name = fn.__tool_spec__["function"]["name"]
+                if name in kept:
+                    logger.warning("a server's new tool %r is left out: the name is taken", name)
+                else:
+                    kept[name] = fn
+            self.tools = kept
+
     def _offered_tools(self) -> dict[str, Callable]:
         """The agent's tools, plus ``load_tools`` and whatever its groups have loaded."""
         if self.tool_groups is None:
@@ -387,6 +426,7 @@ class AgentCore:
         """Dispatch one turn's calls, yielding their events live; answer every call."""
         queue: asyncio.Queue = asyncio.Queue()
         results: dict[str, ToolResult] = {}
+        running: set[str] = set()
         lock = asyncio.Lock()
         concurrent = self.concurrent_tool_calls and len(calls) > 1
         sink = run.emit
@@ -444,6 +484,7 @@ class AgentCore:
                 approval_lock=lock,
                 threaded=concurrent or self.threaded_tools,
                 flush=queue.join,
+                started=lambda: running.add(call.id),
             )
             results[call.id] = result
             if sink:
@@ -491,7 +532,9 @@ class AgentCore:
                 worker.cancel()
                 await asyncio.gather(worker, return_exceptions=True)
             for call in calls:
-                result = results.get(call.id) or ToolResult.error(INTERRUPTED)
+                result = results.get(call.id) or ToolResult.error(
+                    STOPPED if call.id in running else INTERRUPTED
+                )
                 self.messages.append(_tool_message(call, result))
 
     def _close_transcript(self) -> None:

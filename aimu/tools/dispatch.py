@@ -55,6 +55,7 @@ async def dispatch(
     approval_lock: asyncio.Lock | None = None,
     threaded: bool = False,
     flush: Callable[[], Awaitable[Any]] | None = None,
+    started: Callable[[], None] | None = None,
 ) -> ToolResult:
     """Run one tool call and return its result; never raises for a tool's own failure.
 
@@ -62,6 +63,7 @@ async def dispatch(
     concurrent calls ask one at a time. ``threaded`` runs synchronous tools in a worker
     thread (used when calls run concurrently). ``flush`` is awaited after each progress
     event of a streaming tool, so the consumer can show it before the tool goes on.
+    ``started`` is called just before the tool itself is called (after its approval).
     """
     name = call.name
     if call.error:
@@ -83,6 +85,8 @@ async def dispatch(
     if params is not None and params.context_param:
         kwargs[params.context_param] = context or ToolContext(tool_call_id=call.id)
 
+    if started is not None:
+        started()
     try:
         runner = getattr(fn, "__tool_stream__", fn)  # a tool's own form for agents (MCP's)
         if getattr(runner, "__tool_is_streaming__", False):

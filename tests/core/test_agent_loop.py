@@ -269,7 +269,7 @@ def test_conversation_continues_across_runs_and_reset_forgets():
     assert [m["content"] for m in model.requests[2]["messages"]] == ["sys", "three"]
 
 
-async def test_cancelling_a_run_mid_tool_leaves_a_valid_transcript():
+async def test_cancelling_a_run_mid_tool_says_which_call_was_stopped_and_which_never_ran():
     started = asyncio.Event()
 
     @tool
@@ -288,7 +288,11 @@ async def test_cancelling_a_run_mid_tool_leaves_a_valid_transcript():
     with pytest.raises(asyncio.CancelledError):
         await task
     assert_valid_transcript(agent.messages)
-    assert all(m.startswith("Not executed: the run was interrupted") for m in tool_messages(agent))
+    assert tool_messages(agent) == [
+        "Stopped: the run was interrupted while this call was running; it may have done part "
+        "of its work.",
+        "Not executed: the run was interrupted before this call ran.",
+    ]
     assert await agent.run("again") == "after the interrupt"
 
 

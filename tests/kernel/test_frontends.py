@@ -6,6 +6,7 @@ messages and display updates, as ``jupyter console`` does.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from test_interrupt import NAP, assert_interrupted, interrupted_run
@@ -37,6 +38,41 @@ def test_a_console_client_is_asked_on_stdin_and_sees_the_final_record(kernel, tm
     shown = new_outputs(result)[-1]["text/plain"]
     assert "Wrote it." in shown and "approved" in shown
     assert "running" not in shown.splitlines()[-1]
+
+
+def plain_outputs(result) -> list[str]:
+    """The text a console prints: the plain text of each new output."""
+    return [data["text/plain"] for data in new_outputs(result) if "text/plain" in data]
+
+
+def test_a_consoles_first_run_prints_the_final_record_and_no_running_footer(kernel):
+    kernel.ok("m = ScriptedClient(['Hello there.'])")
+    result = kernel.execute("%%agent --model m\nhi", widgets=False)
+    assert result.status == "ok", result.error_lines
+    (shown,) = plain_outputs(result)
+    assert "Hello there." in shown
+    assert "· running" not in shown
+
+
+def test_an_interrupted_first_console_run_prints_its_record(kernel, tmp_path):
+    kernel.ok(NAP)
+
+    def interrupt_once_napping() -> None:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "napping").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        kernel.km.interrupt_kernel()
+
+    watcher = threading.Thread(target=interrupt_once_napping)
+    watcher.start()
+    try:
+        result = kernel.execute("%%agent --model m\nnap", widgets=False, timeout=40)
+    finally:
+        watcher.join()
+    assert result.reply.get("ename") == "AgentInterrupted", result.error_lines
+    (shown,) = plain_outputs(result)
+    assert "[interrupted] The run was stopped" in shown
+    assert "nap" in shown
 
 
 def test_a_console_client_types_a_reason_that_the_model_reads(kernel, tmp_path):

@@ -157,6 +157,19 @@ def test_agent_cell_fix_option_uses_the_cell_as_the_question(kernel):
     assert "int('seven')" in prompt and "What should the literal be?" in prompt
 
 
+def test_agent_fix_asks_about_an_exception_the_code_caught_and_kept(kernel):
+    caught = "try:\n    int('seven')\nexcept ValueError as error:\n    failure = error"
+    kernel.ok(caught)
+    kernel.ok("m = ScriptedClient(['Use 7.'])")
+    kernel.ok("%agent_fix --model m --error failure")
+    prompt = kernel.value("m.requests[0]['messages'][-1]['content']")
+    assert "ValueError: invalid literal for int()" in prompt
+    assert caught in prompt
+    result = kernel.execute("%agent_fix --error m")
+    assert result.status == "error"
+    assert "no notebook variable of that name holds an exception" in result.reply["evalue"]
+
+
 def test_agent_fix_without_an_exception_is_a_usage_error(kernel):
     result = kernel.execute("%agent_fix")
     assert result.status == "error"

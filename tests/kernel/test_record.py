@@ -194,6 +194,24 @@ def test_progress_keeps_the_latest_entries_only():
     assert "> 499" in record.markdown()
 
 
+def test_an_mcp_servers_progress_steps_read_as_steps_not_json():
+    record = RunRecord("p", "m")
+    record.apply(chunk(Phase.TOOL_CALL, TOOL))
+    steps = [
+        {"progress": 1.0, "total": 30.0, "message": None},
+        {"progress": 2, "total": None, "message": None},
+        {"progress": 3, "total": 30, "message": "copying"},
+    ]
+    for step in steps:
+        record.apply(
+            chunk(Phase.TOOL_PROGRESS, {"id": "c1", "name": "write_file", "progress": step})
+        )
+    assert record.events[0]["progress"] == ["1/30", "2", "3/30 · copying"]
+    assert "> 3/30 · copying" in record.markdown()
+    record.apply(chunk(Phase.TOOL_PROGRESS, {"id": "c1", "name": "w", "progress": {"rows": 4}}))
+    assert record.events[0]["progress"][-1] == {"rows": 4}
+
+
 def test_interrupt_closes_open_cards_and_says_so():
     record = RunRecord("p", "m")
     record.apply(chunk(Phase.TEXT, "partial"))

@@ -152,11 +152,10 @@ def test_structured_results_reach_the_model_as_json(client):
     assert not result.is_error
 
 
-def test_structured_content_is_added_when_the_text_does_not_already_say_it(client):
+def test_the_text_is_the_content_and_structured_content_is_kept_for_code(client):
     result = client.call_tool("caption_and_data", {"word": "kite"})
-    text, data = result.text.split("\n")
-    assert text == "The word is kite."
-    assert json.loads(data) == {"word": "kite"}
+    assert result.text == "The word is kite."
+    assert result.structured == {"word": "kite"}
 
 
 def test_image_results_are_kept_as_images_and_named_for_the_model(client):

@@ -5,8 +5,6 @@ and an official-SDK server's results delivered once."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from fastmcp import FastMCP
 from mcp.server.mcpserver import MCPServer
@@ -174,9 +172,11 @@ def test_an_official_sdk_servers_result_is_read_once(tool, arguments, expected):
         assert mcp.call_tool(tool, arguments) == expected
 
 
-def test_structured_content_that_says_more_than_the_text_is_still_added(mcp):
-    answer = mcp.call_tool("caption_and_data", {"word": "kite"})
-    assert json.loads(answer.splitlines()[1]) == {"word": "kite"}
+def test_structured_content_beside_text_is_not_added_to_what_the_model_reads(mcp):
+    model = ScriptedClient([call("caption_and_data", word="kite"), "A kite."])
+    agent = aimu.Agent(model, tools=mcp.as_tools())
+    agent.run("Caption.")
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["The word is kite."]
 
 
 def test_a_prefix_lets_a_servers_tool_sit_beside_a_built_in_of_the_same_name():

@@ -1,9 +1,11 @@
 """Helpers: run the course notebooks headless, once each, and read what their cells produced.
 
-Each notebook is executed by ``scripts/course.py``'s own ``execute`` (nbclient, a fresh
-kernel, ``allow_stdin`` off, so approvals follow the declared policy) in an environment
-stripped of model settings and API keys: every agent cell runs on the embedded ``local``
-model or on a scripted one, offline. Cells are found by their tags, not their positions.
+Each notebook is executed by papermill, as a classroom check or a CI job would run it (a
+fresh kernel, ``allow_stdin`` off, so approvals follow the declared policy; any error output
+fails the notebook, whatever a cell's tags say), in an environment stripped of model settings
+and API keys: every agent cell runs on the embedded ``local`` model or on a scripted one,
+offline. ``scripts/course.py``'s own ``execute`` (nbclient) runs them in the main job's test.
+Cells are found by their tags, not their positions.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -91,11 +95,26 @@ class Executed:
 _executed: dict[str, Executed] = {}
 
 
+def papermill(path: Path, output: Path, env: dict[str, str]) -> Any:
+    """Execute the notebook at ``path`` with papermill's command line, in ``env``; return the
+    executed notebook (written to ``output``). A failing cell fails the test, naming it."""
+    import nbformat
+
+    command = [sys.executable, "-m", "papermill", str(path), str(output), "--cwd",
+               str(path.parent), "--kernel", "python3", "--execution-timeout",
+               str(course.CELL_TIMEOUT), "--no-progress-bar", "--log-level", "WARNING"]  # fmt: skip
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"papermill failed on {path.name}:\n{done.stderr[-6000:]}"
+    return nbformat.read(output, as_version=4)
+
+
 def executed(name: str) -> Executed:
     """The notebook ``name`` executed headless, once per test session."""
     if name not in _executed:
         started = time.monotonic()
-        notebook = course.execute(NOTEBOOKS / f"{name}.ipynb", env=headless_env())
+        with tempfile.TemporaryDirectory() as folder:
+            output = Path(folder) / f"{name}.ipynb"
+            notebook = papermill(NOTEBOOKS / f"{name}.ipynb", output, headless_env())
         _executed[name] = Executed(name, notebook, time.monotonic() - started)
         print(f"{name} executed in {_executed[name].seconds:.0f} s", file=sys.stderr)
     return _executed[name]

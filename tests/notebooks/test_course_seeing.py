@@ -82,7 +82,7 @@ def test_a_tool_returning_an_image_shows_it():
 
 def test_agent_fix_reads_the_failure_and_proposes_the_corrected_cell():
     nb = executed(NAME)
-    assert nb.cell("fails").outputs[0]["ename"] == "KeyError"
+    assert nb.stdout("fails") == "The cell failed: KeyError: 'Revenue'\n"
     record = nb.record("fix")
     assert "KeyError: 'Revenue'" in record["prompt"]
     assert 'sales["Revenue"].sum()' in record["prompt"]

@@ -37,6 +37,22 @@ def test_the_job_ends_saying_how_to_run_it_on_a_real_model(tmp_path, capsys):
     assert "AIMU_MODEL=openai:gpt-4o-mini bash scripts/run" in last
 
 
+def test_the_jobs_output_holds_no_kernel_transport_warning(tmp_path):
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("6 * 7")]), path)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "course.py"), str(path), "--timeout", "60"],
+        env=headless_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout + done.stderr
+    assert "Finished in" in printed
+    assert "without encryption" not in printed and "WARNING" not in printed, printed
+
+
 def test_a_failing_cell_is_reported_and_the_job_exits_non_zero(tmp_path, capsys):
     path = tmp_path / "broken.ipynb"
     cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("x / 0")]

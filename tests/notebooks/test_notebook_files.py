@@ -58,3 +58,12 @@ def test_scripted_cells_are_labelled_scripted(name):
     )
     labelled = any("**scripted**" in c.source for c in notebook.cells if c.cell_type == "markdown")
     assert labelled == uses_scripted
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_no_cell_relies_on_a_tag_that_papermill_ignores(name):
+    """nbclient and nbconvert let a cell tagged ``raises-exception`` fail; papermill stops at
+    any error, so such a notebook runs under one and fails under the other."""
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    tagged = [c.id for c in notebook.cells if "raises-exception" in c.metadata.get("tags", [])]
+    assert tagged == [], f"{name}: cells {tagged} expect to fail, which papermill does not allow"

@@ -19,11 +19,12 @@ import mcp_types
 from fastmcp import Client
 from mcp import MCPError
 
-from aimu.tools.mcp._config import ServersFailed
+from aimu.tools.mcp._config import ConfigTransport, ServersFailed
 from aimu.tools.mcp._logs import quiet_fastmcp
 from aimu.tools.mcp._results import MCPResult, to_tool_result
 from aimu.tools.mcp._source import resolve
 from aimu.tools.mcp._stderr import Stderrs
+from aimu.tools.mcp._tool_list import ToolList
 from aimu.tools.mcp._tools import Origin, Progress, async_tool, check_prefix
 from aimu.tools.mcp._trust import Trust, check_trust
 from aimu.tools.mcp.errors import MCPConnectionError, MCPFailure
@@ -86,6 +87,7 @@ class AsyncMCPClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._closed = False
+        self._tools_version = 0
 
     def __repr__(self) -> str:
         return f"<aimu.aio.MCPClient {self._source.label} ({self._state()})>"
@@ -146,10 +148,7 @@ class AsyncMCPClient:
                 return MCPResult.error(self._source.redact(self._tool_failure(name, exc)))
             error = await self._lost(f"calling tool {name!r}", exc)
         else:
-            answer = to_tool_result(name, result)
-            return MCPResult(
-                self._source.redact(answer), answer.images, answer.is_error, answer.content
-            )
+            return to_tool_result(name, result, self._source.redact)
         raise error  # outside the except block: the original stays out of __context__
 
     async def as_tools(
@@ -160,18 +159,22 @@ class AsyncMCPClient:
         Each returns an :class:`MCPResult` (a ``str``). ``prefix`` is put before each tool's
         name in its spec (``prefix="tc_"``: ``tc_convert_time``), to keep two servers' or a
         server's and a built-in's names apart; the call still reaches the server's own name.
-        In an agent run, the server's progress notifications show as tool progress. A snapshot
-        (one ``tools/list``); call again to pick up changes on the server. Each function holds
-        this client, which must stay open while they are used. ``trust_annotations`` trusts
-        (``True``) or distrusts (``False``) the servers for these functions only; ``None``
-        keeps the client's setting.
+        In an agent run, the server's progress notifications show as tool progress, and when
+        the server announces a changed tool list the agent's next turn offers the new one.
+        Each function holds this client, which must stay open while they are used.
+        ``trust_annotations`` trusts (``True``) or distrusts (``False``) the servers for these
+        functions only; ``None`` keeps the client's setting.
         """
         check_prefix(prefix)
         origin = self._origin_for(trust_annotations)
-        return [
-            async_tool(tool, self.call_tool, self._start, origin, prefix)
-            for tool in await self.list_tools()
-        ]
+
+        async def load() -> list[Callable]:
+            return [
+                async_tool(tool, self.call_tool, self._start, origin, prefix)
+                for tool in await self.list_tools()
+            ]
+
+        return ToolList(lambda: self._tools_version, load).attach(await load())
 
     def _origin_for(self, trust_annotations: bool | None = None) -> Origin:
         """Where this client's tools come from, trusted as the client says or as
@@ -192,6 +195,14 @@ class AsyncMCPClient:
 
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close()
+
+    async def _on_message(self, message: Any) -> None:
+        """The server's notifications (progress comes to each call's own handler)."""
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        self._tools_version += 1
 
     def _start(self, name: str, arguments: dict, progress: Progress) -> Any:
         return self.call_tool(name, arguments, progress=progress)
@@ -219,7 +230,9 @@ class AsyncMCPClient:
                 return self._client
             await self._drop()
             transport, stderrs = self._source.transport()
-            client = Client(transport)
+            if isinstance(transport, ConfigTransport):
+                transport.tools_changed = self._tools_changed
+            client = Client(transport, message_handler=self._on_message)
             try:
                 with anyio.fail_after(CONNECT_TIMEOUT):
                     await client.__aenter__()

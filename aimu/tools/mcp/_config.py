@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextvars
 import copy
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import mcp_types
 from fastmcp.client.transports import ClientTransport
 from fastmcp.client.transports.config import MCPConfigTransport
 from fastmcp.mcp_config import MCPConfig
@@ -82,10 +83,17 @@ _failures: contextvars.ContextVar[dict[str, BaseException] | None] = contextvars
 
 
 class ConfigTransport(MCPConfigTransport):
-    """FastMCP's config transport, failing when any server fails, stderr sent to ``stderrs``."""
+    """FastMCP's config transport, failing when any server fails, stderr sent to ``stderrs``.
+
+    With several servers FastMCP puts a proxy in front of them, which forwards a server's
+    ``list_changed`` notifications only while it relays a request (otherwise it raises, and
+    the SDK prints the traceback on stderr). Here a server's changed tool list calls
+    ``tools_changed`` instead, whenever it comes.
+    """
 
     def __init__(self, config: dict[str, Any], stderrs: Stderrs):
         self._stderrs = stderrs
+        self.tools_changed: Callable[[], None] = _nothing
         super().__init__(config)
         if len(self.config.mcpServers) == 1:
             stderrs.route(next(iter(self.config.mcpServers)), self.transport)
@@ -113,12 +121,40 @@ class ConfigTransport(MCPConfigTransport):
 
     async def _create_proxy(self, name: str, *args: Any, **kwargs: Any) -> Any:
         try:
-            return await super()._create_proxy(name, *args, **kwargs)
+            built = await super()._create_proxy(name, *args, **kwargs)
         except Exception as exc:
             failures = _failures.get()
             if failures is not None:
                 failures[name] = exc
             raise
+        _, client, _ = built
+        session = client.session
+        forward = getattr(session, "_message_handler", None)
+        if forward is not None:
+            session._message_handler = self._list_changes_here(forward)
+        return built
+
+    def _list_changes_here(self, forward: Callable[[Any], Awaitable[None]]) -> Any:
+        """A backend session's message handler that keeps list changes from the proxy."""
+
+        async def handle(message: Any) -> None:
+            if isinstance(message, mcp_types.ToolListChangedNotification):
+                self.tools_changed()
+            elif not isinstance(message, _LIST_CHANGES):
+                await forward(message)
+
+        return handle
+
+
+_LIST_CHANGES = (
+    mcp_types.ToolListChangedNotification,
+    mcp_types.ResourceListChangedNotification,
+    mcp_types.PromptListChangedNotification,
+)
+
+
+def _nothing() -> None:
+    pass
 
 
 class _DropSkipWarning(logging.Filter):

@@ -1,35 +1,42 @@
 """Turn an MCP ``CallToolResult`` into the :class:`MCPResult` a model reads.
 
-Text blocks are joined; structured content is added as JSON unless the text already says the
-same (a server built with the official SDK sends a ``-> str`` result both ways, as text and as
-``{"result": ...}``); images are kept as :class:`Image` (for the notebook) and named in the
-text (for the model); audio and binary resources are described, never dumped.
+The content blocks are what the model reads, as the MCP specification intends (a tool that
+returns structured content also sends it serialised in a text block): text blocks are
+joined, images are kept as :class:`Image` (for the notebook) and named in the text (for the
+model), audio and binary resources are described, never dumped. Structured content becomes
+the text only when the server sent no content; it is always kept on the result for code.
+A text longer than the built-in tools' output cap is cut in the middle, as theirs is, saying
+so.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import mcp_types
 
+from aimu.tools.builtin._capture import HEAD, TAIL, join
 from aimu.tools.results import Image, ToolResult
 
 
 class MCPResult(str, ToolResult):
     """What an MCP tool answered: its text, as a ``str``, carrying ``images`` and ``is_error``.
 
-    The text is what a model reads: the text blocks, structured content as JSON when the text
-    does not already say it, images named (``[image 1: image/png, 70 bytes]``), with the
-    client's secrets redacted. ``is_error`` flags a failure on the server (the text then
+    The text is what a model reads: the content blocks (images named, ``[image 1:
+    image/png, 70 bytes]``), or the structured content as JSON when the server sent no
+    content; the client's secrets redacted; beyond about 16,000 characters cut in the middle,
+    saying how much was left out. ``is_error`` flags a failure on the server (the text then
     carries the server's message). Being a ``str`` it is what the reference's ``as_tools()``
     functions return; being a :class:`ToolResult` it keeps the images and the error flag when
-    the agent dispatches it. ``content`` holds the content blocks as the server sent them, for
-    your own code (not redacted).
+    the agent dispatches it. For your own code, whole and not redacted: ``content`` holds the
+    content blocks as the server sent them, ``structured`` its structured content (``None``
+    when it sent none).
     """
 
     content: tuple[Any, ...]
+    structured: Any
 
     def __new__(cls, text: str, *_: Any, **__: Any) -> MCPResult:
         return str.__new__(cls, text)
@@ -40,16 +47,21 @@ class MCPResult(str, ToolResult):
         images: Iterable[Image] = (),
         is_error: bool = False,
         content: Iterable[Any] = (),
+        structured: Any = None,
     ) -> None:
         ToolResult.__init__(self, str(text), tuple(images), bool(is_error))
         object.__setattr__(self, "content", tuple(content))
+        object.__setattr__(self, "structured", structured)
 
     @classmethod
     def error(cls, text: str) -> MCPResult:
         return cls(text, is_error=True)
 
 
-def to_tool_result(tool_name: str, result: mcp_types.CallToolResult) -> MCPResult:
+def to_tool_result(
+    tool_name: str, result: mcp_types.CallToolResult, redact: Callable[[str], str] = str
+) -> MCPResult:
+    """The :class:`MCPResult` of ``result``: its text passed through ``redact``, then cut."""
     parts: list[str] = []
     images: list[Image] = []
     for block in result.content:
@@ -63,52 +75,30 @@ def to_tool_result(tool_name: str, result: mcp_types.CallToolResult) -> MCPResul
             parts.append(_resource_text(images, tool_name, block.resource))
         elif isinstance(block, mcp_types.ResourceLink):
             parts.append(f"[resource link: {block.name} <{block.uri}>]")
-    structured = _structured(result)
-    if structured is not _NOTHING and not _already_said(parts, structured):
-        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
     text = "\n".join(parts)
+    if not text.strip() and result.structured_content is not None:
+        text = json.dumps(_unwrapped(result), ensure_ascii=False, default=str)
     if not text:
         text = f"Tool '{tool_name}' failed without a message." if result.is_error else "(no output)"
-    return MCPResult(text, images, bool(result.is_error), result.content)
+    return MCPResult(
+        cut(redact(text)), images, bool(result.is_error), result.content, result.structured_content
+    )
 
 
-_NOTHING = object()
+def cut(text: str) -> str:
+    """``text``, or its head and tail with the gap marked when it is longer than the cap."""
+    if len(text) <= HEAD + TAIL:
+        return text
+    return join(text[:HEAD], text[-TAIL:], len(text) - HEAD - TAIL)
 
 
-def _structured(result: mcp_types.CallToolResult) -> Any:
+def _unwrapped(result: mcp_types.CallToolResult) -> Any:
     """The structured content, unwrapped when FastMCP wrapped a bare value in ``result``."""
     value = result.structured_content
-    if value is None:
-        return _NOTHING
     fastmcp_meta = (result.meta or {}).get("fastmcp")
     if isinstance(fastmcp_meta, dict) and fastmcp_meta.get("wrap_result") and "result" in value:
         return value["result"]
     return value
-
-
-def _already_said(parts: list[str], structured: Any) -> bool:
-    """Whether the text blocks already carry ``structured``, or the bare value the official
-    SDK wraps as ``{"result": value}`` (a list of values comes one text block per item)."""
-    candidates = [structured]
-    if isinstance(structured, dict) and list(structured) == ["result"]:
-        candidates.append(structured["result"])
-    for value in candidates:
-        if any(_same_json(part, value) for part in parts):
-            return True
-        if (
-            isinstance(value, list)
-            and len(value) == len(parts) > 0
-            and all(_same_json(part, item) for part, item in zip(parts, value, strict=True))
-        ):
-            return True
-    return False
-
-
-def _same_json(text: str, value: Any) -> bool:
-    try:
-        return json.loads(text) == value
-    except ValueError:
-        return text == value
 
 
 def _add_image(images: list[Image], tool_name: str, data: str, mime_type: str) -> str:

@@ -23,6 +23,7 @@ from anyio.from_thread import start_blocking_portal
 
 from aimu.tools.mcp._client import CLOSE_TIMEOUT, AsyncMCPClient
 from aimu.tools.mcp._results import MCPResult
+from aimu.tools.mcp._tool_list import ToolList
 from aimu.tools.mcp._tools import Progress, check_prefix, sync_tool
 from aimu.tools.stopping import CallStopped, current_stop
 
@@ -137,17 +138,22 @@ class MCPClient:
         its images and error flag. ``prefix`` is put before each tool's name in its spec
         (``prefix="tc_"``: ``tc_convert_time``), to keep two servers' or a server's and a
         built-in's names apart; the call still reaches the server's own name. In an agent
-        run, the server's progress notifications show as tool progress, and interrupting the
-        run cancels the request. A snapshot (one ``tools/list``); call again to pick up
-        changes on the server. Each function holds this client, keeping it alive.
+        run, the server's progress notifications show as tool progress, interrupting the run
+        cancels the request, and when the server announces a changed tool list the agent's
+        next turn offers the new one. Each function holds this client, keeping it alive.
         ``trust_annotations`` trusts (``True``) or distrusts (``False``) the servers for these
         functions only; ``None`` keeps the client's setting.
         """
         check_prefix(prefix)
         origin = self._core._origin_for(trust_annotations)
-        return [
-            sync_tool(tool, self.call_tool, self._start, origin, prefix) for tool in self.ping()
-        ]
+
+        def wrap(tools: list[mcp_types.Tool]) -> list[Callable]:
+            return [sync_tool(tool, self.call_tool, self._start, origin, prefix) for tool in tools]
+
+        async def load() -> list[Callable]:
+            return wrap(await asyncio.wrap_future(self._loop.submit(self._core.list_tools)))
+
+        return ToolList(lambda: self._core._tools_version, load).attach(wrap(self.ping()))
 
     def close(self) -> None:
         """Close the connection and stop the background loop. Idempotent; never hangs."""
