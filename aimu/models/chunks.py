@@ -29,7 +29,9 @@ class Phase(StrEnum):
     ============================  ==========================================================
 
     ``stop_reason`` is ``"complete"``, ``"max_iterations"`` or ``"interrupted"``; ``usage``
-    is ``{"input_tokens", "output_tokens"}`` summed over the run's model calls.
+    is ``{"input_tokens", "output_tokens"}`` summed over the run's model calls. When a
+    response cache answered some turns, ``"replayed"`` lists them:
+    ``[{"iteration", "answered"}]`` (the original answer's ISO date).
     """
 
     TEXT = "text"

@@ -196,6 +196,16 @@ def split_request_options(
     return dict(options)
 
 
+#: Request options that change how a request travels, not what the model answers.
+_TRANSPORT_OPTIONS = frozenset({"extra_headers", "timeout"})
+
+
+def answer_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The request options that decide an answer: headers (which may carry credentials)
+    and timeouts left out."""
+    return {k: v for k, v in params.items() if k not in _TRANSPORT_OPTIONS}
+
+
 def is_context_overflow(message: str) -> bool:
     """Whether a provider's error text says the prompt no longer fits the context window."""
     return bool(_OVERFLOW.search(message))

@@ -43,6 +43,7 @@ from aimu.models.base import (
 )
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
+    answer_params,
     PerLoop,
     body_message,
     env,
@@ -133,6 +134,16 @@ class AnthropicClient(ModelClient):
 
     def clone(self) -> AnthropicClient:
         return AnthropicClient(self.model, **self._init)
+
+    def identity(self) -> dict[str, Any]:
+        """The server and the standing request options; no key, header or timeout."""
+        return {
+            **super().identity(),
+            "server": self.base_url,
+            "params": answer_params(self._params),
+            "defaults": self._defaults,
+            "sees_images": self.sees_images,
+        }
 
     async def stream(
         self,

@@ -230,6 +230,16 @@ class LocalClient(ModelClient):
     def clone(self) -> LocalClient:
         return LocalClient(self.model, **self._init)
 
+    def identity(self) -> dict[str, Any]:
+        """The model file, how it is loaded, and the standing sampling options."""
+        return {
+            **super().identity(),
+            "load": list(self._key),
+            "guide": self.guide,
+            "params": self._params,
+            "defaults": self._defaults,
+        }
+
     async def stream(
         self,
         messages: list[dict[str, Any]],

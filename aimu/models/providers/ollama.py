@@ -142,6 +142,16 @@ class OllamaClient(ModelClient):
     def clone(self) -> OllamaClient:
         return OllamaClient(self.model, **self._init)
 
+    def identity(self) -> dict[str, Any]:
+        """The server and the standing request options; no key, header or timeout."""
+        return {
+            **super().identity(),
+            "server": self.host,
+            "params": {**self._request, **self._options},
+            "defaults": self._defaults,
+            "sees_images": self.sees_images,
+        }
+
     async def stream(
         self,
         messages: list[dict[str, Any]],

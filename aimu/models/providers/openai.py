@@ -37,6 +37,7 @@ from aimu.models.base import (
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
+    answer_params,
     body_message,
     env,
     import_sdk,
@@ -130,6 +131,16 @@ class OpenAIClient(ModelClient):
 
     def clone(self) -> OpenAIClient:
         return OpenAIClient(self.model, **self._init)
+
+    def identity(self) -> dict[str, Any]:
+        """The server and the standing request options; no key, header or timeout."""
+        return {
+            **super().identity(),
+            "server": self.base_url,
+            "params": answer_params(self._params),
+            "defaults": self._defaults,
+            "sees_images": self.sees_images,
+        }
 
     async def stream(
         self,
