@@ -72,6 +72,10 @@ CREATE INDEX IF NOT EXISTS answers_model ON answers (model);
 """
 
 
+#: A stored answer's model as :attr:`ModelClient.name` spells it: ``provider:model``.
+_LABEL = "CASE model WHEN '' THEN provider ELSE provider || ':' || model END"
+
+
 class CacheWarning(UserWarning):
     """The response cache could not be used as is; the run goes on (the message says why)."""
 
@@ -189,8 +193,8 @@ class ResponseCache:
                 ).fetchone()
                 models = dict(
                     db.execute(
-                        "SELECT provider || ':' || model, COUNT(*) FROM answers "
-                        "GROUP BY provider, model ORDER BY 2 DESC"
+                        f"SELECT {_LABEL}, COUNT(*) FROM answers GROUP BY provider, model "
+                        "ORDER BY 2 DESC"
                     ).fetchall()
                 )
         size = sum(_size(Path(f"{self.path}{suffix}")) for suffix in ("", "-wal"))
@@ -204,7 +208,7 @@ class ResponseCache:
             clauses.append("created < ?")
             values.append(before)
         if model is not None:
-            clauses.append("(provider || ':' || model = ? OR model = ?)")
+            clauses.append(f"({_LABEL} = ? OR model = ?)")
             values += [model, model]
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         removed = 0
