@@ -56,6 +56,8 @@ async def run(
     generate_kwargs: list[str] | Mapping[str, Any] | None = None,
     compact: str | Callable | None = None,
     schema: str | type | None = None,
+    cache: bool | str | None = None,
+    fresh: bool = False,
 ) -> Any:
     """Run ``prompt`` in a conversation of ``session`` and return the final answer.
 
@@ -64,6 +66,8 @@ async def run(
     ``generate_kwargs`` (``name=value`` texts or a dict), ``compact`` and ``schema`` are
     ``--thinking``, ``--option``, ``--compact`` and ``--schema`` (see
     :mod:`aimu_jupyter.run_options`); with a schema the answer is a validated instance.
+    ``cache`` and ``fresh`` are ``--cache [PATH]`` and ``--fresh``: answers given before are
+    replayed from the store (tools still run), and the record says so.
 
     Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
     the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
@@ -72,6 +76,7 @@ async def run(
     settings = session.settings()
     options = await resolve_options(session, settings, model, tools, approve, max_iterations)
     client, toolset, mode, custom, iterations = options
+    client = run_options.response_cache(client, cache, settings.cache, fresh)
     user_ns = session.user_ns
     shaping = {
         "thinking": run_options.thinking(thinking),

@@ -1,0 +1,120 @@
+"""A notebook executed again with the response cache asks the model nothing and shows the
+same records, each saying it was replayed; ``--fresh`` asks again for one cell; tools still
+run. Real kernels (nbclient) against the OpenAI wire-format fake on loopback."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from kernel_harness import RUN_MIME, kernel_env
+from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
+
+from provider_wire import WireServer, lookup_reply
+
+
+@pytest.fixture
+def wire():
+    with WireServer(default=lookup_reply) as server:
+        yield server
+
+
+def cells(wire: WireServer, store: Path, *, fresh_second: bool = False) -> list[str]:
+    second = "%%agent --fresh" if fresh_second else "%%agent"
+    return [
+        f"%load_ext aimu\n%config AimuMagics.model = 'openai:wire-model@{wire.url}/v1'\n"
+        f"%config AimuMagics.cache = {str(store)!r}",
+        "import aimu\nlog = []\n"
+        "def lookup(topic: str) -> str:\n"
+        "    'Look a figure up.'\n"
+        "    log.append(topic)\n"
+        "    return 'up 4%'\n"
+        "%tool lookup",
+        "%%agent\nHow are sales?",
+        f"{second}\nAnd in one word?",
+        "rows = [{'region': 'north'}, {'region': 'south'}]",
+        "%%agent --each rows --out table\nHow is the {region}?",
+        "print(len(log), list(table['answer']))",
+    ]
+
+
+def execute(tmp_path: Path, sources: list[str]) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in sources],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+    saved = os.environ.copy()
+    os.environ.clear()
+    os.environ.update(kernel_env(tmp_path))
+    try:
+        NotebookClient(notebook, timeout=90, resources={"metadata": {"path": tmp_path}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return notebook
+
+
+def records(notebook: nbformat.NotebookNode) -> list[dict]:
+    return [
+        output["data"][RUN_MIME]
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if RUN_MIME in output.get("data", {})
+    ]
+
+
+def footers(notebook: nbformat.NotebookNode) -> list[str]:
+    return [
+        output["data"]["text/plain"].rsplit("-- ", 1)[-1]
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if RUN_MIME in output.get("data", {})
+    ]
+
+
+def printed(notebook: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for o in notebook.cells[-1].outputs)
+
+
+def without_timing(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in ("duration_s", "replayed")}
+
+
+def test_a_notebook_executed_again_asks_the_model_nothing_and_shows_the_same_records(
+    tmp_path, wire
+):
+    store = tmp_path / "answers.sqlite"
+    first = execute(tmp_path, cells(wire, store))
+    asked = len(wire.requests)
+    assert asked == 8  # a tool call and an answer for each of two cells and two rows
+    again = execute(tmp_path, cells(wire, store))
+    assert len(wire.requests) == asked
+    assert [without_timing(r) for r in records(again)] == [
+        without_timing(r) for r in records(first)
+    ]
+    assert all("replayed" not in r for r in records(first))
+    assert all(r["replayed"] for r in records(again))
+    assert all("replayed (answered " in footer for footer in footers(again))
+    assert printed(first) == printed(again)
+    assert printed(again).startswith("4 ")  # the tool ran in this kernel too, four times
+
+
+def test_fresh_asks_the_model_again_for_that_cell_only(tmp_path, wire):
+    store = tmp_path / "answers.sqlite"
+    execute(tmp_path, cells(wire, store))
+    asked = len(wire.requests)
+    fresh = execute(tmp_path, cells(wire, store, fresh_second=True))
+    sent = wire.bodies[asked:]
+    assert len(sent) == 2
+    assert all(
+        [m["content"] for m in body["messages"] if m["role"] == "user"][-1] == "And in one word?"
+        for body in sent
+    )
+    assert ["replayed" in r for r in records(fresh)] == [True, False]
