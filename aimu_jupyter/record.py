@@ -224,8 +224,11 @@ class RunRecord:
             "duration_s": self.duration_s,
             "events": self.events,
             "inbox": self.inbox,
-            **({"replayed": self.replayed} if self.replayed else {}),
+            **({"replayed": self._replayed_json()} if self.replayed else {}),
         }
+
+    def _replayed_json(self) -> dict[str, Any]:
+        return {"turns": self.replayed, "note": replayed_note(self.replayed, self._turns)}
 
     def markdown(self) -> str:
         """The run as Markdown: answer, tool cards as folded sections, thinking folded."""

@@ -99,7 +99,8 @@ def test_the_same_cell_again_is_replayed_from_the_cache_and_says_so():
     first, again = nb.record("cache-first"), nb.record("cache-again")
     assert "replayed" not in first
     assert again["events"] == first["events"]
-    assert [turn["iteration"] for turn in again["replayed"]] == [1]
+    assert [turn["iteration"] for turn in again["replayed"]["turns"]] == [1]
+    assert again["replayed"]["note"].startswith("replayed (answered ")
     assert "replayed (answered " in nb.cell("cache-again").outputs[-1]["data"]["text/plain"]
     assert nb.stdout("cache-requests").startswith("1 request reached the model")
 
