@@ -273,7 +273,7 @@ class ResponseCache:
         _create_private(self.path)
         db = sqlite3.connect(
             self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False
-        )
+        )  # the timeout is SQLite's busy wait for another writer
         try:
             _prepare(db, self.path)
         except BaseException:
@@ -325,27 +325,36 @@ def _create_private(path: Path) -> None:
 
 
 def _prepare(db: sqlite3.Connection, path: Path) -> None:
-    """WAL mode and the table, on a new file; refuse a database that is not a cache."""
-    marked = db.execute("PRAGMA application_id").fetchone()[0]
-    if marked != _APPLICATION_ID:
-        tables = db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
-        if tables:
-            raise _NotACache(
-                f"is a SQLite database of something else; it was left as it is (name another "
-                f"file with cache= or ${ENV_VARIABLE})"
-            )
-    db.execute("PRAGMA busy_timeout = %d" % int(_BUSY_SECONDS * 1000))
+    """WAL mode, and the table on a new file (one writer at a time: many processes may
+    start on the same new file); refuse a database that is not a cache."""
+    if not _marked(db):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not _marked(db):
+                if db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+                    raise _NotACache(
+                        "is a SQLite database of something else; it was left as it is (name "
+                        f"another file with cache= or ${ENV_VARIABLE})"
+                    )
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    db.execute(statement)
+                db.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
     if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
-    if marked != _APPLICATION_ID:
-        db.executescript(
-            f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA application_id = {_APPLICATION_ID}; "
-            f"PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;"
-        )
     with contextlib.suppress(OSError):
         if path.stat().st_mode & 0o077:
             path.chmod(0o600)
+
+
+def _marked(db: sqlite3.Connection) -> bool:
+    """Whether the file is marked as this cache (it has the table, then)."""
+    return db.execute("PRAGMA application_id").fetchone()[0] == _APPLICATION_ID
 
 
 def _is_busy(error: sqlite3.OperationalError) -> bool:
@@ -500,7 +509,8 @@ class CachedClient(ModelClient):
         )
         kept: list[ModelEvent] = []
         end: TurnEnd | None = None
-        async with contextlib.aclosing(turn) as events:
+        closing = contextlib.aclosing if hasattr(turn, "aclose") else contextlib.nullcontext
+        async with closing(turn) as events:
             async for event in events:
                 if isinstance(event, TurnEnd):
                     end = event

@@ -118,3 +118,25 @@ def test_fresh_asks_the_model_again_for_that_cell_only(tmp_path, wire):
         for body in sent
     )
     assert ["replayed" in r for r in records(fresh)] == [True, False]
+
+
+def test_cache_flag_replays_one_cell_and_agent_cache_shows_and_clears_it(kernel, tmp_path):
+    store = tmp_path / "cell.sqlite"
+    kernel.ok("m = ScriptedClient(['Once only.', 'Twice.'])")
+    cell = f"%%agent --model m --new --cache {store}\nSay it."
+    first, again = kernel.ok(cell), kernel.ok(cell)
+    assert "replayed" not in first.record
+    assert again.record["events"] == first.record["events"]
+    assert "replayed (answered " in again.bundle["text/plain"]
+    assert kernel.value("len(m.requests)") == 1
+    uncached = kernel.ok("%%agent --model m --new\nSay it.")
+    assert uncached.record["events"][0]["text"] == "Twice."
+    shown = kernel.ok(f"%agent_cache --path {store}").stdout
+    assert "1 answers" in shown and "1 hits" in shown and "scripted" in shown
+    cleared = kernel.ok(f"%agent_cache clear --all --path {store}").stdout
+    assert cleared.strip() == f"Cleared 1 answer from {store}."
+    refused = kernel.execute("%agent_cache clear")
+    assert refused.status == "error"
+    assert "say what to clear" in refused.reply["evalue"]
+    wrong = kernel.execute("%agent_cache --frobnicate")
+    assert wrong.status == "error" and "unrecognized arguments" in wrong.reply["evalue"]
