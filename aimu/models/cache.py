@@ -538,9 +538,7 @@ def resolve(cache: Any) -> ResponseCache | None:
         return cache
     if isinstance(cache, str | os.PathLike) and str(cache).strip():
         return ResponseCache(cache)
-    raise TypeError(
-        f"cache must be a file path, True, False or a ResponseCache, not {cache!r}"
-    )
+    raise TypeError(f"cache must be a file path, True, False or a ResponseCache, not {cache!r}")
 
 
 def cached(client: ModelClient, cache: Any, *, refresh: bool = False) -> ModelClient:

@@ -43,8 +43,8 @@ from aimu.models.base import (
 )
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
-    answer_params,
     PerLoop,
+    answer_params,
     body_message,
     env,
     import_sdk,
