@@ -4,14 +4,13 @@ run. Real kernels (nbclient) against the OpenAI wire-format fake on loopback."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from kernel_harness import RUN_MIME, kernel_env
-from nbclient import NotebookClient
+from kernel_harness import RUN_MIME
+from test_headless import run_notebook
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
 
@@ -44,21 +43,7 @@ def cells(wire: WireServer, store: Path, *, fresh_second: bool = False) -> list[
 
 
 def execute(tmp_path: Path, sources: list[str]) -> nbformat.NotebookNode:
-    notebook = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(source) for source in sources],
-        metadata={
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-    )
-    saved = os.environ.copy()
-    os.environ.clear()
-    os.environ.update(kernel_env(tmp_path))
-    try:
-        NotebookClient(notebook, timeout=90, resources={"metadata": {"path": tmp_path}}).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return notebook
+    return run_notebook(tmp_path, sources)
 
 
 def records(notebook: nbformat.NotebookNode) -> list[dict]:

@@ -50,6 +50,7 @@ from aimu.models.providers._common import (
     import_sdk,
     is_context_overflow,
     redact,
+    served_identity,
     split_credentials,
     split_request_options,
     ssl_context,
@@ -137,13 +138,7 @@ class AnthropicClient(ModelClient):
 
     def identity(self) -> dict[str, Any]:
         """The server and the standing request options; no key, header or timeout."""
-        return {
-            **super().identity(),
-            "server": self.base_url,
-            "params": answer_params(self._params),
-            "defaults": self._defaults,
-            "sees_images": self.sees_images,
-        }
+        return served_identity(self, self.base_url, answer_params(self._params), self._defaults)
 
     async def stream(
         self,

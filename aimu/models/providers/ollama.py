@@ -47,6 +47,7 @@ from aimu.models.providers._common import (
     is_context_overflow,
     redact,
     root_cause,
+    served_identity,
     shown_url,
     split_credentials,
     ssl_context,
@@ -144,13 +145,7 @@ class OllamaClient(ModelClient):
 
     def identity(self) -> dict[str, Any]:
         """The server and the standing request options; no key, header or timeout."""
-        return {
-            **super().identity(),
-            "server": self.host,
-            "params": {**self._request, **self._options},
-            "defaults": self._defaults,
-            "sees_images": self.sees_images,
-        }
+        return served_identity(self, self.host, {**self._request, **self._options}, self._defaults)
 
     async def stream(
         self,
