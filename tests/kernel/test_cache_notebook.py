@@ -4,6 +4,7 @@ run. Real kernels (nbclient) against the OpenAI wire-format fake on loopback."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -43,7 +44,9 @@ def cells(wire: WireServer, store: Path, *, fresh_second: bool = False) -> list[
 
 
 def execute(tmp_path: Path, sources: list[str]) -> nbformat.NotebookNode:
-    return run_notebook(tmp_path, sources)
+    """The notebook run by nbclient; the kernel imports the code under test (run_notebook
+    gives it an environment of its own, without this process's PYTHONPATH)."""
+    return run_notebook(tmp_path, sources, **{"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
 
 
 def records(notebook: nbformat.NotebookNode) -> list[dict]:
