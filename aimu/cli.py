@@ -61,7 +61,7 @@ def cache_command(args: argparse.Namespace) -> str:
                 "say what to clear: --before DATE, --older-than DAYS, --model M, or --all"
             )
         removed = store.clear(before=before, model=args.model)
-        return f"Cleared {removed:,} answer{'s' * (removed != 1)} from {store.path}."
+        return f"Cleared {_count(removed, 'answer')} from {store.path}."
     finally:
         store.close()
 
@@ -70,7 +70,7 @@ def describe(stats: CacheStats) -> str:
     """The store's state in a few lines."""
     lines = [
         f"Response cache: {stats.path}",
-        f"  {stats.entries:,} answers, {_size(stats.bytes)}, {stats.hits:,} hits",
+        f"  {_count(stats.entries, 'answer')}, {_size(stats.bytes)}, {_count(stats.hits, 'hit')}",
     ]
     if stats.oldest is not None and stats.newest is not None:
         lines.append(f"  first given {_day(stats.oldest)} to {_day(stats.newest)}")
@@ -96,6 +96,10 @@ def _cutoff(before: str | None, older_than: float | None) -> float | None:
     if moment.tzinfo is None:
         moment = moment.astimezone()
     return moment.timestamp()
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}{'s' * (number != 1)}"
 
 
 def _day(moment: float) -> str:

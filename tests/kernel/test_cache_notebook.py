@@ -120,7 +120,7 @@ def test_cache_flag_replays_one_cell_and_agent_cache_shows_and_clears_it(kernel,
     uncached = kernel.ok("%%agent --model m --new\nSay it.")
     assert uncached.record["events"][0]["text"] == "Twice."
     shown = kernel.ok(f"%agent_cache --path {store}").stdout
-    assert "1 answers" in shown and "1 hits" in shown and "scripted" in shown
+    assert "1 answer," in shown and "1 hit" in shown and "scripted" in shown
     cleared = kernel.ok(f"%agent_cache clear --all --path {store}").stdout
     assert cleared.strip() == f"Cleared 1 answer from {store}."
     refused = kernel.execute("%agent_cache clear")

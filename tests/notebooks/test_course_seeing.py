@@ -105,14 +105,14 @@ def test_the_same_cell_again_is_replayed_from_the_cache_and_says_so():
     assert nb.stdout("cache-requests").startswith("1 request reached the model")
 
 
-def test_fresh_asks_the_model_again_and_the_cache_shows_its_hits():
+def test_the_cache_shows_its_hits_and_fresh_asks_the_model_again():
     nb = executed(NAME)
     fresh = nb.record("cache-fresh")
     assert "replayed" not in fresh
     assert fresh["events"][0]["text"].startswith("Revenue grew from 12,000")
     shown = nb.stdout("cache-info")
     assert shown.startswith("Response cache: ") and "answers.sqlite" in shown
-    assert "1 answers" in shown and "1 hits" in shown
+    assert "1 answer," in shown and "1 hit" in shown
 
 
 def test_the_offline_model_run_finishes_and_any_image_is_marked_unseen():

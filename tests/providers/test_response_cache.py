@@ -361,7 +361,7 @@ def test_aimu_cache_shows_size_and_hits_and_clears_by_model_and_date(wire, store
     chunks(aimu.Agent(aimu.client(ScriptedClient(["Hi."], model="demo"), cache=store)), "Two?")
     shown = aimu_cache("--path", str(store))
     assert shown.returncode == 0, shown.stderr
-    assert "2 answers" in shown.stdout and "1 hits" in shown.stdout
+    assert "2 answers" in shown.stdout and "1 hit" in shown.stdout
     assert "openai:wire-model" in shown.stdout and "scripted:demo" in shown.stdout
     cleared = aimu_cache("clear", "--model", "scripted:demo", "--path", str(store))
     assert cleared.stdout.strip() == f"Cleared 1 answer from {store}."
