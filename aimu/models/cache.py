@@ -242,8 +242,7 @@ class ResponseCache:
             try:
                 db = self._open()
             except sqlite3.DatabaseError as exc:
-                self._recover(exc)
-                db = None if self._broken else self._open_or_none()
+                db = self._open_or_none() if self._handle(exc) else None
             except OSError as exc:
                 self._give_up(f"cannot be created ({exc})")
                 db = None
@@ -252,12 +251,22 @@ class ResponseCache:
                 return
             try:
                 yield db
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
-                    self._recover(exc)
-                # else: another writer held the file past the wait; this answer is not kept
             except sqlite3.DatabaseError as exc:
-                self._recover(exc)
+                self._handle(exc)
+
+    def _handle(self, error: sqlite3.DatabaseError) -> bool:
+        """Deal with a database error; whether a fresh file was started in place of a
+        broken one. Another writer holding the file past the wait only skips this use."""
+        text = str(error).lower()
+        if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+            return False
+        if isinstance(error, sqlite3.OperationalError) and (
+            "unable to open" in text or "readonly" in text or "permission" in text
+        ):
+            self._give_up(f"cannot be opened for writing ({error})")
+            return False
+        self._recover(error)
+        return not self._broken
 
     def _open_or_none(self) -> sqlite3.Connection | None:
         try:
@@ -355,11 +364,6 @@ def _prepare(db: sqlite3.Connection, path: Path) -> None:
 def _marked(db: sqlite3.Connection) -> bool:
     """Whether the file is marked as this cache (it has the table, then)."""
     return db.execute("PRAGMA application_id").fetchone()[0] == _APPLICATION_ID
-
-
-def _is_busy(error: sqlite3.OperationalError) -> bool:
-    text = str(error).lower()
-    return "locked" in text or "busy" in text
 
 
 _warned: set[str] = set()

@@ -251,6 +251,18 @@ def test_a_broken_store_warns_once_and_the_run_proceeds(wire, store, damage):
     assert [p.name for p in store.parent.glob("answers.sqlite.broken-*")][:1]
 
 
+def test_a_store_that_cannot_be_created_warns_once_and_the_runs_go_uncached(wire, tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    unusable = tmp_path / "a-file" / "answers.sqlite"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            assert aimu.Agent(model(wire, unusable)).run("Hello?") == "Answer to: Hello?"
+    assert [issubclass(w.category, CacheWarning) for w in seen] == [True]
+    assert "answers are not cached" in str(seen[0].message)
+    assert len(wire.requests) == 2
+
+
 def test_a_database_of_something_else_is_left_alone(wire, store):
     import sqlite3
 
