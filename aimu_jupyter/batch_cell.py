@@ -50,10 +50,14 @@ async def run_each(
     compact: Any = None,
     schema: Any = None,
     trust_mcp: Any = None,
+    cache: bool | str | None = None,
+    fresh: bool = False,
 ) -> Any:
     """Run the batch; its results as a DataFrame go to ``user_ns[out]``, else are returned.
 
-    When the batch is interrupted, what finished is still stored in ``out``.
+    When the batch is interrupted, what finished is still stored in ``out``. With a
+    response cache (``cache``, ``%config AimuMagics.cache``, ``$AIMU_CACHE``) a re-run asks
+    the model only about the rows it has not answered before.
     """
     user_ns = session.user_ns
     if rows_name not in user_ns:
@@ -63,6 +67,7 @@ async def run_each(
         session, settings, model, tools, approve, max_iterations, trust_mcp
     )
     client, toolset, mode, custom, iterations = options
+    client = run_options.response_cache(client, cache, settings.cache, fresh)
     _refuse_undeclared_approval(toolset.tools, mode, custom)
     answer_type = run_options.schema(schema, user_ns)
     agent = Agent(

@@ -14,8 +14,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments
-from traitlets import Bool, CaselessStrEnum, Float, Int, List, Unicode
+from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
+from traitlets import Bool, CaselessStrEnum, Float, Int, List, Unicode, Union
 
 _AGENT_CALL = "get_ipython().run_cell_magic('agent',"
 _FIX_CALL = "get_ipython().run_line_magic('agent_fix',"
@@ -89,6 +89,13 @@ class AimuMagics(Magics):
         Unicode(),
         help="Modules the python tool may import beyond its allowlist, e.g. ['sympy'].",
     ).tag(config=True)
+    cache = Union(
+        [Bool(), Unicode()],
+        default_value=False,
+        help="Keep the model's answers and replay them when a cell asks the same again "
+        "(Run All costs nothing twice; tools still run): True for $AIMU_CACHE, else the "
+        "per-user cache file, or a file path. --fresh asks the model anyway for one cell.",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
@@ -128,6 +135,7 @@ class AimuMagics(Magics):
             system=self.system,
             concurrent_tool_calls=self.concurrent_tool_calls,
             allowed_imports=tuple(self.allowed_imports),
+            cache=self.cache,
         )
 
     @magic_arguments("%agent")
@@ -237,6 +245,20 @@ class AimuMagics(Magics):
         help="A notebook variable holding a pydantic model, dataclass or TypedDict: the "
         "answer is validated against it and --out stores the instance.",
     )
+    @argument(
+        "--cache",
+        nargs="?",
+        const=True,
+        metavar="PATH",
+        help="Answer from the response cache what the model was asked before (PATH: the "
+        "store's file; default %%config AimuMagics.cache, then $AIMU_CACHE, then the "
+        "per-user cache). Tools still run; the record says which turns were replayed.",
+    )
+    @argument(
+        "--fresh",
+        action="store_true",
+        help="Ask the model even if the cache holds an answer; the new answer replaces it.",
+    )
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run an LLM agent on the cell's text; the answer streams into the cell.
@@ -270,6 +292,9 @@ class AimuMagics(Magics):
 
             %%agent --schema City --out city
             Name the largest city of France and its population.
+
+            %%agent --cache
+            Summarise the report in three bullet points.
 
         While the cell runs, the box below its output ("tell the agent…") sends a message
         the agent reads before its next model turn.
@@ -335,6 +360,8 @@ class AimuMagics(Magics):
             compact=args.compact,
             schema=args.schema,
             trust_mcp=args.trust_mcp,
+            cache=args.cache,
+            fresh=args.fresh,
         )
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
@@ -361,6 +388,8 @@ class AimuMagics(Magics):
             compact=args.compact,
             schema=args.schema,
             trust_mcp=args.trust_mcp,
+            cache=args.cache,
+            fresh=args.fresh,
         )
         if args.out is not None:
             self.shell.user_ns[args.out] = answer
@@ -385,6 +414,38 @@ class AimuMagics(Magics):
         from IPython.display import display
 
         display(self.session.usage.bundle(), raw=True)
+
+    @line_magic
+    def agent_cache(self, line: str) -> None:
+        """Show the response cache (file, size, answers, hits) or clear some of it.
+
+        The store is ``%config AimuMagics.cache`` when that names a file, else
+        ``$AIMU_CACHE``, else the per-user cache; ``--path`` names another. The same
+        arguments as the ``aimu cache`` command line.
+
+        Examples
+        --------
+        ::
+
+            %agent_cache
+            %agent_cache clear --older-than 30
+            %agent_cache clear --model openai:gpt-4o-mini
+            %agent_cache clear --all
+        """
+        from aimu.cli import CommandError, add_cache_arguments, cache_command
+
+        parser = MagicArgumentParser(prog="%agent_cache", add_help=False)
+        add_cache_arguments(parser)
+        try:
+            args = parser.parse_args(shlex.split(line))
+        except ValueError as exc:
+            raise UsageError(f"%agent_cache: {exc}") from None
+        if args.path is None and isinstance(self.cache, str) and self.cache.strip():
+            args.path = self.cache
+        try:
+            print(cache_command(args))
+        except CommandError as exc:
+            raise UsageError(f"%agent_cache: {exc}") from None
 
     @magic_arguments()
     @argument("names", nargs="*", help="Notebook functions to register as tools.")
@@ -481,7 +542,10 @@ def unload(shell: Any) -> None:
         ):
             if callback in shell.events.callbacks[event]:
                 shell.events.unregister(event, callback)
-        for kind, names in (("cell", ("agent",)), ("line", ("tool", "agent_usage"))):
+        for kind, names in (
+            ("cell", ("agent",)),
+            ("line", ("tool", "agent_usage", "agent_cache")),
+        ):
             for name in names:
                 shell.magics_manager.magics[kind].pop(name, None)
         if magics in shell.configurables:

@@ -62,6 +62,9 @@ class RunRecord:
         self.usage = {"input_tokens": 0, "output_tokens": 0}
         self.events: list[dict[str, Any]] = []
         self.answer = ""
+        #: The turns a response cache answered: ``[{"iteration", "answered"}]``.
+        self.replayed: list[dict[str, Any]] = []
+        self._turns = 0
         self._clock = clock
         self._started = clock()
         self._ended: float | None = None
@@ -124,6 +127,8 @@ class RunRecord:
         elif phase is Phase.DONE and chunk.agent == self.agent:
             self.usage = dict(content.get("usage") or self.usage)
             self.answer = content.get("text", "")
+            self.replayed = list(content.get("replayed") or [])
+            self._turns = chunk.iteration
             stop = content.get("stop_reason")
             self.finish("interrupted" if stop == "interrupted" else "done")
 
@@ -230,7 +235,11 @@ class RunRecord:
             "duration_s": self.duration_s,
             "events": self.events,
             "inbox": self.inbox,
+            **({"replayed": self._replayed_json()} if self.replayed else {}),
         }
+
+    def _replayed_json(self) -> dict[str, Any]:
+        return {"turns": self.replayed, "note": replayed_note(self.replayed, self._turns)}
 
     def markdown(self) -> str:
         """The run as Markdown: answer, tool cards as folded sections, thinking folded."""
@@ -255,7 +264,8 @@ class RunRecord:
         return visible("\n".join(lines))
 
     def footer(self) -> str:
-        """``model · N in / M out tokens · T s`` plus the status while not done."""
+        """``model · N in / M out tokens · T s`` plus the status while not done, and which
+        turns a response cache replayed."""
         usage = self.usage
         parts = [
             self.model or "model",
@@ -264,6 +274,8 @@ class RunRecord:
         ]
         if self.status != "done":
             parts.append(self.status)
+        if self.replayed:
+            parts.append(replayed_note(self.replayed, self._turns))
         return " · ".join(parts)
 
     def bundle(self) -> dict[str, Any]:
@@ -352,6 +364,16 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     if card.get("images_note"):
         lines.append(f"*{_inline(card['images_note'])}*")
     return "\n\n".join(lines)
+
+
+def replayed_note(replayed: list[dict[str, Any]], turns: int) -> str:
+    """``replayed (answered 2026-05-01 09:30 UTC)``, or which turns of how many were."""
+    first = min(str(turn.get("answered", "")) for turn in replayed)
+    when = first.replace("T", " ").removesuffix("Z")[:16] + " UTC" if first else "earlier"
+    if len(replayed) >= turns:
+        return f"replayed (answered {when})"
+    numbers = ", ".join(str(turn.get("iteration")) for turn in replayed)
+    return f"turn{'s' * (len(replayed) > 1)} {numbers} of {turns} replayed (answered {when})"
 
 
 def approval_line(approval: dict[str, Any] | None) -> str:

@@ -15,6 +15,8 @@ from IPython.core.error import UsageError
 
 from aimu.agents.compaction import drop_old_tool_results, keep_last
 from aimu.agents.structured import OutputSchema
+from aimu.models.base import ModelClient
+from aimu.models.cache import CachedClient, resolve
 
 THINKING = {"off": False, "false": False, "on": True, "true": True}
 COMPACT_HELP = (
@@ -90,6 +92,25 @@ def schema(value: str | type | None, user_ns: Mapping[str, Any]) -> Any:
     except TypeError as exc:
         raise UsageError(f"--schema {value}: {exc}") from None
     return target
+
+
+def response_cache(
+    client: ModelClient, chosen: bool | str | None, configured: bool | str, fresh: bool
+) -> ModelClient:
+    """``--cache [PATH]`` (else ``%config AimuMagics.cache``, else ``$AIMU_CACHE``): the
+    client answering from the store; ``--fresh`` asks the model anyway and keeps the new
+    answer in place of the stored one."""
+    setting = chosen if chosen is not None else configured
+    if isinstance(client, CachedClient) and setting in (False, ""):
+        store = client.store
+    else:
+        try:
+            store = resolve(setting if setting not in (False, "") else None)
+        except TypeError as exc:
+            raise UsageError(f"--cache: {exc}") from None
+    if store is None:
+        return client
+    return CachedClient(client, store, refresh=fresh)
 
 
 def structured_answer(text: str, target: Any) -> Any:

@@ -59,6 +59,8 @@ async def run(
     compact: str | Callable | None = None,
     schema: str | type | None = None,
     trust_mcp: str | list[Any] | None = None,
+    cache: bool | str | None = None,
+    fresh: bool = False,
 ) -> Any:
     """Run ``prompt`` in a conversation of ``session`` and return the final answer.
 
@@ -68,6 +70,8 @@ async def run(
     ``--thinking``, ``--option``, ``--compact`` and ``--schema`` (see
     :mod:`aimu_jupyter.run_options`); with a schema the answer is a validated instance.
     ``trust_mcp`` is ``--trust-mcp``: the MCP clients of ``tools`` whose servers are trusted.
+    ``cache`` and ``fresh`` are ``--cache [PATH]`` and ``--fresh``: answers given before are
+    replayed from the store (tools still run), and the record says so.
 
     Raises :class:`UsageError` for options the user got wrong, :class:`AgentFailed` when
     the model cannot be used, :class:`AgentInterrupted` when the run is stopped.
@@ -78,6 +82,7 @@ async def run(
         session, settings, model, tools, approve, max_iterations, trust_mcp
     )
     client, toolset, mode, custom, iterations = options
+    client = run_options.response_cache(client, cache, settings.cache, fresh)
     user_ns = session.user_ns
     shaping = {
         "thinking": run_options.thinking(thinking),

@@ -32,6 +32,7 @@ class Settings:
     system: str = ""
     concurrent_tool_calls: bool = False
     allowed_imports: tuple[str, ...] = ()
+    cache: bool | str = False
 
     def model_spec(self) -> str:
         """The configured model: ``AimuMagics.model``, else ``$AIMU_MODEL``, else ``""``."""

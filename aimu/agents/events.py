@@ -104,6 +104,7 @@ class ModelCallFinished(Event):
     stop_reason: str = ""
     tool_calls: int = 0
     error: str | None = None
+    replayed: bool = False
 
 
 @dataclass(slots=True)

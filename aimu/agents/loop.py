@@ -34,6 +34,7 @@ from aimu.models.base import (
     TurnEnd,
     Usage,
 )
+from aimu.models.cache import cached
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.registry import client as build_client
 from aimu.tools.approval import Policy, approve_all
@@ -95,7 +96,10 @@ class AgentCore:
     rewrites the conversation before every model turn (see :mod:`aimu.agents.compaction`);
     ``inbox`` (an :class:`~aimu.agents.Inbox`) delivers messages put during a run;
     ``tool_groups`` are loaded on demand through a ``load_tools`` tool; ``events`` is an
-    :data:`~aimu.agents.events.EventSink`.
+    :data:`~aimu.agents.events.EventSink`. ``cache`` (a file path, ``True`` or a
+    :class:`~aimu.models.cache.ResponseCache`) answers requests the model was asked before
+    from a store (:mod:`aimu.models.cache`); tools still run, and the ``DONE`` chunk's
+    ``"replayed"`` lists the turns that came from it.
 
     ``threaded_tools``, when true, runs every synchronous tool on a worker thread, so this
     event loop (a sub-agent's deadline, an interrupt, other agents on it) is never blocked.
@@ -120,6 +124,7 @@ class AgentCore:
         inbox: Inbox | None = None,
         tool_groups: Iterable[ToolGroup] | None = None,
         events: ev.EventSink | None = None,
+        cache: Any = None,
     ):
         if (
             isinstance(max_iterations, bool)
@@ -129,6 +134,8 @@ class AgentCore:
             raise ValueError(f"max_iterations must be an int >= 1, not {max_iterations!r}")
         _check_policy(tool_approval)
         self.client = client if isinstance(client, ModelClient) else build_client(client)
+        if cache is not None:
+            self.client = cached(self.client, cache)
         self.system_message = system_message
         self.tools = _index_tools(tools)
         self.tool_approval: Policy = tool_approval or approve_all
@@ -195,6 +202,7 @@ class AgentCore:
         completed = False
         failure: BaseException | None = None
         waiting: list[str] = []
+        replayed: list[dict[str, Any]] = []
         try:
             while True:
                 iteration += 1
@@ -216,6 +224,7 @@ class AgentCore:
                 calls: list[ToolCallRequest] = []
                 turn_usage = Usage()
                 turn_stop = ""
+                turn_replayed: str | None = None
                 turn_error: BaseException | None = None
                 counts["model_calls"] += 1
                 if emit:
@@ -246,6 +255,7 @@ class AgentCore:
                             elif isinstance(event, TurnEnd):
                                 turn_usage += event.usage
                                 turn_stop = event.stop_reason
+                                turn_replayed = event.replayed
                 except BaseException as exc:
                     turn_error = exc
                     raise
@@ -268,8 +278,11 @@ class AgentCore:
                                 turn_stop,
                                 len(calls),
                                 _describe(turn_error),
+                                turn_replayed is not None,
                             )
                         )
+                    if turn_replayed is not None:
+                        replayed.append({"iteration": iteration, "answered": turn_replayed})
                 if not calls:
                     if run.read_inbox is not None and (waiting := run.read_inbox()):
                         continue  # the user spoke while the model answered: it answers that too
@@ -316,6 +329,8 @@ class AgentCore:
                 if failure is None or isinstance(failure, Exception):  # not when cancelled
                     await emit.drain()
         done = {"text": text, "usage": usage.to_json(), "stop_reason": stop_reason}
+        if replayed:
+            done["replayed"] = replayed
         if run.schema is not None:
             done["output"] = output
         yield self._chunk(Phase.DONE, done, iteration)

@@ -1,4 +1,5 @@
-"""Model clients: the stream vocabulary, the client interface and ``client()``."""
+"""Model clients: the stream vocabulary, the client interface, ``client()`` and the
+response cache."""
 
 from aimu.models.base import (
     ModelClient,
@@ -9,6 +10,7 @@ from aimu.models.base import (
     TurnEnd,
     Usage,
 )
+from aimu.models.cache import CachedClient, CacheWarning, ResponseCache
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.errors import (
     AuthenticationError,
@@ -32,6 +34,8 @@ from aimu.models.registry import (
 
 __all__ = [
     "AuthenticationError",
+    "CacheWarning",
+    "CachedClient",
     "ContextOverflowError",
     "MissingCredentialsError",
     "ModelClient",
@@ -43,6 +47,7 @@ __all__ = [
     "Phase",
     "ProviderNotInstalledError",
     "RateLimitError",
+    "ResponseCache",
     "StreamChunk",
     "TextDelta",
     "ThinkingDelta",

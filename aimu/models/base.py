@@ -127,10 +127,15 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class TurnEnd:
-    """The last event of a turn: usage and the provider's stop reason."""
+    """The last event of a turn: usage and the provider's stop reason.
+
+    ``replayed`` is set when the turn came from a response cache instead of the model: the
+    date (ISO 8601, UTC) the stored answer was first given; ``usage`` is what it cost then.
+    """
 
     usage: Usage = Usage()
     stop_reason: str = "stop"
+    replayed: str | None = None
 
 
 ModelEvent = TextDelta | ThinkingDelta | ToolCallRequest | TurnEnd
@@ -218,6 +223,12 @@ class ModelClient(ABC):
     def clone(self) -> ModelClient:
         """A fresh client for the same model and options."""
         raise NotImplementedError(f"{type(self).__name__} cannot be cloned")
+
+    def identity(self) -> dict[str, Any]:
+        """What decides this client's answers besides the request: the provider, the model
+        and, in subclasses, the server and standing options. The response cache keys on it
+        (:mod:`aimu.models.cache`), so it must never hold a credential."""
+        return {"provider": self.provider, "model": self.model, "client": type(self).__qualname__}
 
     @property
     def sees_images(self) -> bool:

@@ -31,7 +31,9 @@ class Phase(StrEnum):
     ``why`` is the tool's own account of why it asks (``""`` when it gives none; an
     untrusted MCP server's tool says its server is not trusted). ``stop_reason`` is
     ``"complete"``, ``"max_iterations"`` or ``"interrupted"``; ``usage`` is
-    ``{"input_tokens", "output_tokens"}`` summed over the run's model calls.
+    ``{"input_tokens", "output_tokens"}`` summed over the run's model calls. When a
+    response cache answered some turns, ``"replayed"`` lists them:
+    ``[{"iteration", "answered"}]`` (the original answer's ISO date).
     """
 
     TEXT = "text"

@@ -67,18 +67,26 @@ def providers() -> list[str]:
     return sorted(_PROVIDERS)
 
 
-def client(spec: str | ModelClient | None = None, **options: Any) -> ModelClient:
+def client(
+    spec: str | ModelClient | None = None, *, cache: Any = None, **options: Any
+) -> ModelClient:
     """Build a :class:`ModelClient` from ``"provider:model"`` (no name: :func:`default_model`).
 
     Everything after the first colon is the model id, passed through unchanged, so ids that
-    contain colons (``"ollama:qwen3:8b"``) work. A :class:`ModelClient` is returned as is.
+    contain colons (``"ollama:qwen3:8b"``) work. A :class:`ModelClient` is returned as is
+    (with ``cache`` applied). ``cache`` keeps answers and replays identical requests
+    (:mod:`aimu.models.cache`): a file path, ``True`` (``$AIMU_CACHE``, else a per-user
+    file), or ``False`` (never); by default answers are cached only when ``$AIMU_CACHE``
+    names a file.
     """
+    from aimu.models.cache import cached
+
     if spec is None:
         spec = default_model()
     if isinstance(spec, ModelClient):
         if options:
             raise TypeError("options cannot be applied to an existing ModelClient")
-        return spec
+        return cached(spec, cache) if cache is not None else spec
     if not isinstance(spec, str) or not spec.strip():
         raise TypeError(f"model must be a 'provider:model' string, not {spec!r}")
     provider, _, model = spec.strip().partition(":")
@@ -90,4 +98,4 @@ def client(spec: str | ModelClient | None = None, **options: Any) -> ModelClient
         )
     module_name, _, attr = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attr)
-    return factory(model, **options)
+    return cached(factory(model, **options), cache)

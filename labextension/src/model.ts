@@ -59,6 +59,8 @@ export interface RunRecord {
   usage: { input_tokens: number; output_tokens: number };
   duration_s: number;
   events: RunEvent[];
+  /** Which turns a response cache answered, as the footer says it (absent: none). */
+  replayed?: string;
 }
 
 /** Raised when the data is not a run record this renderer can draw. */
@@ -173,6 +175,7 @@ export function parseRecord(data: unknown): RunRecord {
   }
   const status = str(data.status, 'running');
   const usage = isObject(data.usage) ? data.usage : {};
+  const replayed = isObject(data.replayed) ? str(data.replayed.note) : '';
   return {
     version: SUPPORTED_VERSION,
     prompt: str(data.prompt),
@@ -181,7 +184,8 @@ export function parseRecord(data: unknown): RunRecord {
     error: typeof data.error === 'string' && data.error ? data.error : null,
     usage: { input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens) },
     duration_s: num(data.duration_s),
-    events: parseEvents(data.events, 0)
+    events: parseEvents(data.events, 0),
+    ...(replayed ? { replayed } : {})
   };
 }
 
@@ -264,7 +268,8 @@ export function formatCount(n: number): string {
     .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** Footer line: model, token usage and wall time; parts that are unknown are left out. */
+/** Footer line: model, token usage, wall time and what a response cache replayed; parts
+ * that are unknown are left out. */
 export function footerText(record: RunRecord): string {
   const parts: string[] = [];
   if (record.model) {
@@ -276,6 +281,9 @@ export function footerText(record: RunRecord): string {
   }
   if (record.duration_s > 0) {
     parts.push(formatDuration(record.duration_s));
+  }
+  if (record.replayed) {
+    parts.push(record.replayed);
   }
   return parts.join(' · ');
 }

@@ -3,6 +3,7 @@ import {
   RecordError,
   ToolItem,
   argumentsPreview,
+  footerText,
   formatCount,
   formatDuration,
   parseRecord,
@@ -193,6 +194,20 @@ describe('toView', () => {
     );
     expect(v.footer).toBe('scripted:demo · 12,345 in / 678 out tokens · 3.2 s');
     expect(v.statusLabel).toBe('done');
+  });
+
+  it('says in the footer which turns the response cache replayed', () => {
+    const record = parseRecord({
+      version: 1,
+      model: 'scripted:demo',
+      status: 'done',
+      replayed: {
+        turns: [{ iteration: 1, answered: '2026-05-01T09:30:00Z' }],
+        note: 'replayed (answered 2026-05-01 09:30 UTC)'
+      },
+      events: []
+    });
+    expect(footerText(record)).toBe('scripted:demo · replayed (answered 2026-05-01 09:30 UTC)');
   });
 
   it('leaves unknown parts out of the footer rather than printing zeros', () => {

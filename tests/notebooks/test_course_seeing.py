@@ -1,4 +1,5 @@
-"""Course notebook 10 runs headless and offline, and shows seeing a plot and leaving code."""
+"""Course notebook 10 runs headless and offline, and shows seeing a plot, leaving code and
+replaying answers from the response cache."""
 
 from __future__ import annotations
 
@@ -91,6 +92,27 @@ def test_agent_fix_reads_the_failure_and_proposes_the_corrected_cell():
     assert added["name"] == "add_cell" and added["status"] == "done"
     assert proposed_cells(nb, "fix") == [{"cell_type": "code", "source": 'sales["revenue"].sum()'}]
     assert not [o for o in nb.cell("fix").outputs if o["output_type"] == "execute_result"]
+
+
+def test_the_same_cell_again_is_replayed_from_the_cache_and_says_so():
+    nb = executed(NAME)
+    first, again = nb.record("cache-first"), nb.record("cache-again")
+    assert "replayed" not in first
+    assert again["events"] == first["events"]
+    assert [turn["iteration"] for turn in again["replayed"]["turns"]] == [1]
+    assert again["replayed"]["note"].startswith("replayed (answered ")
+    assert "replayed (answered " in nb.cell("cache-again").outputs[-1]["data"]["text/plain"]
+    assert nb.stdout("cache-requests").startswith("1 request reached the model")
+
+
+def test_the_cache_shows_its_hits_and_fresh_asks_the_model_again():
+    nb = executed(NAME)
+    fresh = nb.record("cache-fresh")
+    assert "replayed" not in fresh
+    assert fresh["events"][0]["text"].startswith("Revenue grew from 12,000")
+    shown = nb.stdout("cache-info")
+    assert shown.startswith("Response cache: ") and "answers.sqlite" in shown
+    assert "1 answer," in shown and "1 hit" in shown
 
 
 def test_the_offline_model_run_finishes_and_any_image_is_marked_unseen():

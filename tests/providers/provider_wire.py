@@ -502,6 +502,21 @@ def openai_agent_reply(request: Request) -> Reply:
     return Reply(pieces=[json.dumps(completion).encode()], streamed=False)
 
 
+def lookup_reply(request: Request) -> Reply:
+    """An agent run with one ``lookup`` call, streamed: a request offering tools asks for
+    ``lookup``; once its result is in, the answer quotes it; a request with a JSON schema
+    is answered with JSON; one without tools answers the last user message."""
+    body = request.json or {}
+    last = (body.get("messages") or [{}])[-1]
+    if "response_format" in body:
+        return openai_turn('{"value": 42}')
+    if last.get("role") == "tool":
+        return openai_turn(f"The lookup said {last.get('content')}.")
+    if body.get("tools"):
+        return openai_turn("", [("call_7", "lookup", '{"topic": "sales"}')])
+    return openai_turn(f"Answer to: {last.get('content')}")
+
+
 CANNED = {
     "openai-agent": lambda: openai_agent_reply,
     "openai": lambda: openai_turn(

@@ -20,12 +20,13 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from aimu._secrets import redact
+from aimu.models.base import ModelClient
 from aimu.models.errors import (
     AuthenticationError,
     ModelConnectionError,
@@ -176,6 +177,30 @@ def split_request_options(
                 f"{', '.join(sorted(accepted - blocked))}"
             )
     return dict(options)
+
+
+#: Request options that change how a request travels, not what the model answers.
+_TRANSPORT_OPTIONS = frozenset({"extra_headers", "timeout"})
+
+
+def answer_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The request options that decide an answer: headers (which may carry credentials)
+    and timeouts left out."""
+    return {k: v for k, v in params.items() if k not in _TRANSPORT_OPTIONS}
+
+
+def served_identity(
+    client: ModelClient, server: str, params: dict[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What decides a server-backed client's answers (see :meth:`ModelClient.identity`):
+    which server, the standing request and sampling options, whether images are sent."""
+    return {
+        **ModelClient.identity(client),
+        "server": server,
+        "params": params,
+        "defaults": dict(defaults),
+        "sees_images": client.sees_images,
+    }
 
 
 def is_context_overflow(message: str) -> bool:

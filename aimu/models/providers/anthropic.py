@@ -45,10 +45,12 @@ from aimu.models.base import (
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
+    answer_params,
     body_message,
     env,
     import_sdk,
     is_context_overflow,
+    served_identity,
     split_credentials,
     split_request_options,
     ssl_context,
@@ -133,6 +135,10 @@ class AnthropicClient(ModelClient):
 
     def clone(self) -> AnthropicClient:
         return AnthropicClient(self.model, **self._init)
+
+    def identity(self) -> dict[str, Any]:
+        """The server and the standing request options; no key, header or timeout."""
+        return served_identity(self, self.base_url, answer_params(self._params), self._defaults)
 
     async def stream(
         self,

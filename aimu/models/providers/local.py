@@ -228,6 +228,16 @@ class LocalClient(ModelClient):
         runtime = _runtimes.get(self._options)
         return runtime.pid if runtime else None
 
+    def identity(self) -> dict[str, Any]:
+        """The model file, how it is loaded, and the standing sampling options."""
+        return {
+            **super().identity(),
+            "load": dataclasses.asdict(self._options),
+            "guide": self.guide,
+            "params": self._params,
+            "defaults": self._defaults,
+        }
+
     async def stream(
         self,
         messages: list[dict[str, Any]],

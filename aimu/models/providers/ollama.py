@@ -47,6 +47,7 @@ from aimu.models.providers._common import (
     import_sdk,
     is_context_overflow,
     root_cause,
+    served_identity,
     split_credentials,
     ssl_context,
 )
@@ -141,6 +142,10 @@ class OllamaClient(ModelClient):
 
     def clone(self) -> OllamaClient:
         return OllamaClient(self.model, **self._init)
+
+    def identity(self) -> dict[str, Any]:
+        """The server and the standing request options; no key, header or timeout."""
+        return served_identity(self, self.host, {**self._request, **self._options}, self._defaults)
 
     async def stream(
         self,

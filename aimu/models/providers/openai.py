@@ -38,10 +38,12 @@ from aimu.models.base import (
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
+    answer_params,
     body_message,
     env,
     import_sdk,
     is_context_overflow,
+    served_identity,
     split_credentials,
     split_request_options,
     ssl_context,
@@ -129,6 +131,10 @@ class OpenAIClient(ModelClient):
 
     def clone(self) -> OpenAIClient:
         return OpenAIClient(self.model, **self._init)
+
+    def identity(self) -> dict[str, Any]:
+        """The server and the standing request options; no key, header or timeout."""
+        return served_identity(self, self.base_url, answer_params(self._params), self._defaults)
 
     async def stream(
         self,

@@ -91,6 +91,14 @@ class ScriptedClient(ModelClient):
             default_generate_kwargs=self.default_generate_kwargs,
         )
 
+    def identity(self) -> dict[str, Any]:
+        """The script itself: another script is another model (callables by name)."""
+        return {
+            **super().identity(),
+            "turns": [_describe_turn(turn) for turn in self.turns],
+            "defaults": self.default_generate_kwargs,
+        }
+
     async def stream(
         self,
         messages: list[dict[str, Any]],
@@ -139,6 +147,15 @@ class ScriptedClient(ModelClient):
     async def _pause(self) -> None:
         if self.delay:
             await asyncio.sleep(self.delay)
+
+
+def _describe_turn(turn: Turn) -> Any:
+    """A turn as data that stays the same from one Python process to the next."""
+    if isinstance(turn, BaseException):
+        return f"raise {type(turn).__qualname__}: {turn}"
+    if callable(turn):
+        return f"call {getattr(turn, '__module__', '')}.{getattr(turn, '__qualname__', '')}"
+    return turn
 
 
 def _normalise(turn: Any) -> dict[str, Any]:
