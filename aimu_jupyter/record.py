@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu.models.chunks import Phase, StreamChunk
+from aimu.models.prices import Price, format_money
 from aimu.models.providers._images import sees_images_spec, unsent_reason
 
 MIME_TYPE = "application/vnd.aimu.run+json"
@@ -48,9 +49,12 @@ class RunRecord:
         agent: str = "agent",
         clock: Callable[[], float] = time.monotonic,
         sees_images: bool | None = None,
+        price: Price | None = None,
     ):
         self.prompt = prompt
         self.model = model
+        #: The model's price (:data:`aimu.prices`): the footer shows the run's cost.
+        self.price = price
         self.agent = agent
         self.status = "running"
         self.error: str | None = None
@@ -244,13 +248,16 @@ class RunRecord:
         return "\n".join(lines)
 
     def footer(self) -> str:
-        """``model · N in / M out tokens · T s`` plus the status while not done."""
+        """``model · N in / M out tokens · $cost · T s`` plus the status while not done (the
+        cost where the model's price is known)."""
         usage = self.usage
         parts = [
             self.model or "model",
             f"{usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out tokens",
-            f"{self.duration_s:.1f} s",
         ]
+        if self.price is not None:
+            parts.append(format_money(self.price.cost(usage)))
+        parts.append(f"{self.duration_s:.1f} s")
         if self.status != "done":
             parts.append(self.status)
         return " · ".join(parts)

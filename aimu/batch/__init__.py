@@ -14,6 +14,7 @@ from aimu.batch._api import BatchInterrupted, BatchRun, abatch, batch
 from aimu.batch._progress import BatchStats, Progress, set_default_progress
 from aimu.batch._ray import BatchSetupError
 from aimu.batch._results import BatchItem, BatchResult
+from aimu.batch._run import current_item
 
 __all__ = [
     "BatchInterrupted",
@@ -25,5 +26,6 @@ __all__ = [
     "Progress",
     "abatch",
     "batch",
+    "current_item",
     "set_default_progress",
 ]
