@@ -53,8 +53,9 @@ def tickets(count: int) -> list[dict[str, str]]:
 
 def run(fake, items, **options):
     options.setdefault("agent", fake.agent())
+    options.setdefault("progress", False)
     return aimu.batch("Classify: {text}", items, backend=fake.backend, poll_interval=0.02,
-                      progress=False, **options)  # fmt: skip
+                      **options)  # fmt: skip
 
 
 def test_results_come_back_in_input_order_from_one_submitted_batch(fake):
