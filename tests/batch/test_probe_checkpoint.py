@@ -120,7 +120,7 @@ def test_a_checkpoint_of_other_tools_options_or_model_is_not_reused(tmp_path, ch
         return word
 
     options = {
-        "tools": [lookup] if "tools" in change else None,
+        "tools": [lookup] if "tools" in change else [],
         "generate_kwargs": change.get("generate_kwargs"),
     }
     model = ScriptedClient(["new"], model=change.get("model", "m"))
