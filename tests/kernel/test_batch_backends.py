@@ -155,3 +155,20 @@ def test_headless_sampled_approval_keeps_todays_rule(kernel):
     )
     assert refused.reply["ename"] == "UsageError"
     assert "--approve auto" in refused.reply["evalue"]
+
+
+def test_agent_usage_and_the_footer_show_cost_where_the_price_is_known(kernel):
+    kernel.ok(
+        "aimu.prices['scripted:priced'] = (100000.0, 100000.0)\n"
+        "m = ScriptedClient(['one two three'], model='priced')\n"
+        "u = ScriptedClient(['four'], model='unpriced')"
+    )
+    priced = kernel.ok("%%agent --model m\nsay three words")
+    kernel.ok("%%agent --model u --name other\nsay one")
+    plain = priced.displays[-1]["content"]["data"]["text/plain"]
+    footer = plain.splitlines()[-1]
+    assert footer.startswith("-- scripted:priced · ") and " · $" in footer
+    shown = kernel.ok("%agent_usage").of_type("display_data")[0]["content"]["data"]["text/plain"]
+    rows = {line.split()[0]: line for line in shown.splitlines()}
+    assert "cost" in rows["conversation"]
+    assert "$" in rows["default"] and "n/a" in rows["other"]
