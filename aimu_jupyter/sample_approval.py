@@ -155,8 +155,13 @@ class SampleApproval:
             for widget in (text, approve, stop, box.children[1], box):
                 widget.close()
         ending = "the rest were approved like these" if go_on else "the batch was stopped"
-        self._handle.update({"text/plain": f"{self._summary()}; {ending}",
-                             "text/markdown": f"{self._summary()}; {ending}"}, raw=True)  # fmt: skip
+        self._handle.update(
+            {
+                "text/plain": f"{self._summary()}; {ending}",
+                "text/markdown": f"{self._summary()}; {ending}",
+            },
+            raw=True,
+        )
         return go_on
 
     def _summary(self) -> str:

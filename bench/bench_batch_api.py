@@ -40,9 +40,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
 
-    import aimu
     from batch_wire import Clock, OpenAIBatchFake
     from ticket_server import TicketServer
+
+    import aimu
 
     aimu.prices["openai:wire"] = (0.15, 0.60)  # gpt-4o-mini's list price
     items = [{"text": f"ticket {i}: disk full"} for i in range(args.items)]

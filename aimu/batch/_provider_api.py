@@ -150,7 +150,7 @@ def _openai_line(line: dict[str, Any], batch_status: str) -> tuple[str, Outcome]
     error = line.get("error") or {}
     if response.get("status_code") == 200:
         return custom_id, Outcome(body=response.get("body"))
-    if error.get("code") == "batch_cancelled" or batch_status == "cancelled" and not response:
+    if error.get("code") == "batch_cancelled" or (batch_status == "cancelled" and not response):
         return custom_id, Outcome(error="the batch was cancelled", retry=False)
     if error:
         code = error.get("code") or "error"

@@ -160,8 +160,11 @@ class Rounds:
         except BaseException as exc:
             for _, future in requests.values():
                 if not future.done():
-                    future.set_exception(exc if isinstance(exc, Exception) else
-                                         BatchRequestError("the batch was not submitted"))
+                    future.set_exception(
+                        exc
+                        if isinstance(exc, Exception)
+                        else BatchRequestError("the batch was not submitted")
+                    )
             if not isinstance(exc, Exception):
                 raise
             return
@@ -193,7 +196,7 @@ class Rounds:
                 except Exception as exc:
                     failures += 1
                     if failures >= MAX_POLL_FAILURES:
-                        self._answer(batch_id, lambda rid: exc)
+                        self._fail(batch_id, exc)
                         return
                     logger.warning("polling batch %s failed (%s); trying again", batch_id, exc)
                 else:
@@ -205,11 +208,14 @@ class Rounds:
             try:
                 outcomes = await self.api.results(status)
             except Exception as exc:
-                self._answer(batch_id, lambda rid: exc)
+                self._fail(batch_id, exc)
                 return
             self._answer(batch_id, lambda rid: _settled(outcomes.get(rid), batch_id))
         finally:
             self._polls.pop(batch_id, None)
+
+    def _fail(self, batch_id: str, error: Exception) -> None:
+        self._answer(batch_id, lambda request_id: error)
 
     def _answer(self, batch_id: str, result: Callable[[str], Any]) -> None:
         for request_id, futures in self._polls.get(batch_id, {}).items():

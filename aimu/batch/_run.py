@@ -25,7 +25,6 @@ from aimu.agents.structured import OutputSchema
 from aimu.batch._checkpoint import Checkpoint, fits, item_keys, succeeded
 from aimu.batch._progress import BatchStats, Progress
 from aimu.batch._results import FAILED, OK, BatchItem
-from aimu.models.prices import format_money
 from aimu.models.base import ModelClient
 from aimu.models.errors import (
     AuthenticationError,
@@ -36,6 +35,7 @@ from aimu.models.errors import (
     RateLimitError,
     UnknownProviderError,
 )
+from aimu.models.prices import format_money
 from aimu.tools._types import Mismatch
 
 logger = logging.getLogger("aimu.batch")

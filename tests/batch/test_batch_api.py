@@ -48,7 +48,9 @@ def fake(request):
 
 
 def tickets(count: int) -> list[dict[str, str]]:
-    return [{"text": f"ticket {i}: server {'down' if i % 3 == 0 else 'slow'}"} for i in range(count)]
+    return [
+        {"text": f"ticket {i}: server {'down' if i % 3 == 0 else 'slow'}"} for i in range(count)
+    ]
 
 
 def run(fake, items, **options):
@@ -88,7 +90,7 @@ def test_the_progress_shows_the_provider_status_and_the_round(fake):
 
     run(fake, tickets(4), progress=Recorder)
     status = "in_progress"
-    assert any(f"round 1: batch " in line and f" {status}: 4 submitted" in line for line in lines)
+    assert any("round 1: batch " in line and f" {status}: 4 submitted" in line for line in lines)
     assert "4/4 done" in lines[-1]
 
 
@@ -217,8 +219,14 @@ def test_the_checkpoint_holds_the_batch_id_and_a_rerun_polls_it_instead_of_payin
 
 def test_the_async_batch_runs_on_a_batch_backend_too(fake):
     async def main():
-        return await aimu.aio.batch("Classify: {text}", tickets(3), agent=fake.agent(),
-                                    backend=fake.backend, poll_interval=0.02, progress=False)  # fmt: skip
+        return await aimu.aio.batch(
+            "Classify: {text}",
+            tickets(3),
+            agent=fake.agent(),
+            backend=fake.backend,
+            poll_interval=0.02,
+            progress=False,
+        )
 
     result = asyncio.run(main())
     assert [it.ok for it in result] == [True] * 3 and fake.creations == 1

@@ -136,8 +136,7 @@ def test_stopping_after_the_sample_runs_no_more_rows(kernel, tmp_path):
         kernel.click(stop if stop is not None else widgets.button("Approve"))
 
     result = kernel.execute(
-        "%%agent --each rows --model m --tools fs --approve sample:1 --out results\n"
-        "Write {name}",
+        "%%agent --each rows --model m --tools fs --approve sample:1 --out results\nWrite {name}",
         on_message=on_message,
     )
     assert result.status == "ok", result.error_lines

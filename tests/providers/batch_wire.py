@@ -193,7 +193,9 @@ def _json(body: Any, status: int = 200) -> Reply:
 
 
 def _not_found(what: str) -> Reply:
-    return json_error(404, {"error": {"message": f"No such {what}", "type": "invalid_request_error"}})
+    return json_error(
+        404, {"error": {"message": f"No such {what}", "type": "invalid_request_error"}}
+    )
 
 
 # -- OpenAI -------------------------------------------------------------------------------
@@ -287,14 +289,32 @@ class OpenAIBatchFake(BatchFake):
                 entry = {"id": f"batch_req_{position}", "custom_id": line["custom_id"]}
                 if position >= done:
                     code = "batch_cancelled" if state == "cancelled" else "batch_expired"
-                    error_lines.append({**entry, "response": None,
-                                        "error": {"code": code, "message": f"request {code}"}})  # fmt: skip
+                    error_lines.append(
+                        {
+                            **entry,
+                            "response": None,
+                            "error": {"code": code, "message": f"request {code}"},
+                        }
+                    )
                     continue
                 answer = self._outcome(batch, position, line["body"])
                 if answer == "failed":
-                    error_lines.append({**entry, "error": None, "response": {
-                        "status_code": 500, "request_id": f"req_{position}",
-                        "body": {"error": {"message": "the model crashed", "type": "server_error"}}}})  # fmt: skip
+                    error_lines.append(
+                        {
+                            **entry,
+                            "error": None,
+                            "response": {
+                                "status_code": 500,
+                                "request_id": f"req_{position}",
+                                "body": {
+                                    "error": {
+                                        "message": "the model crashed",
+                                        "type": "server_error",
+                                    }
+                                },
+                            },
+                        }
+                    )
                     continue
                 ok_lines.append({**entry, "error": None, "response": {
                     "status_code": 200, "request_id": f"req_{position}",
@@ -382,8 +402,12 @@ class AnthropicBatchFake(BatchFake):
 
     def _create(self, body: dict[str, Any]) -> Reply:
         requests = body.get("requests")
-        if not isinstance(requests, list) or not requests or not all(
-            set(r) == {"custom_id", "params"} and "max_tokens" in r["params"] for r in requests
+        if (
+            not isinstance(requests, list)
+            or not requests
+            or not all(
+                set(r) == {"custom_id", "params"} and "max_tokens" in r["params"] for r in requests
+            )
         ):
             return json_error(400, {"type": "error", "error": {
                 "type": "invalid_request_error", "message": "bad requests"}})  # fmt: skip
@@ -433,8 +457,15 @@ class AnthropicBatchFake(BatchFake):
                     "type": "error", "error": {"type": "api_error",
                                                "message": "the model crashed"}}}})  # fmt: skip
                 continue
-            lines.append({"custom_id": custom_id, "result": {
-                "type": "succeeded", "message": self._message(entry["params"], answer)}})  # fmt: skip
+            lines.append(
+                {
+                    "custom_id": custom_id,
+                    "result": {
+                        "type": "succeeded",
+                        "message": self._message(entry["params"], answer),
+                    },
+                }
+            )
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         return Reply(200, [data], content_type="application/binary", streamed=False)
 
@@ -443,8 +474,10 @@ class AnthropicBatchFake(BatchFake):
             content = [{"type": "text", "text": answer}]
             stop = "end_turn"
         else:
-            content = [{"type": "tool_use", "id": f"toolu_{index}", "name": name,
-                        "input": arguments} for index, (name, arguments) in enumerate(answer)]  # fmt: skip
+            content = [
+                {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": arguments}
+                for index, (name, arguments) in enumerate(answer)
+            ]
             stop = "tool_use"
         input_tokens, output_tokens = self.usage
         return {

@@ -290,11 +290,11 @@ class AnthropicClient(ModelClient):
             self._keep_thinking(blocks)
             usage = field(message, "usage", dict, label) or {}
             stop = field(message, "stop_reason", str, label) or "end_turn"
-            if answer_tool is not None and not any(
-                isinstance(e, ToolCallRequest) for e in events
-            ):
+            if answer_tool is not None and not any(isinstance(e, ToolCallRequest) for e in events):
                 stop = "end_turn"
-            tokens = Usage(_input_tokens(usage, label), field(usage, "output_tokens", int, label) or 0)
+            tokens = Usage(
+                _input_tokens(usage, label), field(usage, "output_tokens", int, label) or 0
+            )
             events.append(TurnEnd(tokens, stop))
         except (TypeError, AttributeError, KeyError, IndexError) as exc:
             raise malformed(label, exc) from None
