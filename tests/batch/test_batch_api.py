@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from summaries import recorder
 
 import aimu
 from aimu.batch import BatchRun, BatchSetupError
@@ -78,15 +79,7 @@ def test_results_come_back_in_input_order_from_one_submitted_batch(fake):
 def test_the_progress_shows_the_provider_status_and_the_round(fake):
     lines: list[str] = []
 
-    class Recorder:
-        def __init__(self, stats):
-            pass
-
-        def update(self, stats):
-            lines.append(stats.summary())
-
-        def close(self, stats):
-            lines.append(stats.summary())
+    Recorder = recorder(lines)
 
     run(fake, tickets(4), progress=Recorder)
     status = "in_progress"
@@ -108,21 +101,14 @@ def test_a_two_round_tool_agent_finishes_through_two_submissions(fake):
         return f"The sum is {result}."
 
     fake.brain = brain
-    rounds = set()
+    rounds: list[int] = []
 
-    class Recorder:
-        def __init__(self, stats):
-            pass
-
-        def update(self, stats):
-            rounds.add(stats.round)
-
-        close = update
+    Recorder = recorder(rounds, lambda stats: stats.round)
 
     result = run(fake, [{"text": f"add to {n}"} for n in range(5)], agent=fake.agent(tools=[add]),
                  progress=Recorder)  # fmt: skip
 
-    assert fake.creations == 2 and rounds == {1, 2}
+    assert fake.creations == 2 and set(rounds) == {0, 1, 2}
     assert [it.answer for it in result] == [f"The sum is {n + 100}." for n in range(5)]
     assert [it.usage["input_tokens"] for it in result] == [20] * 5  # two turns each
     first, second = fake.batches.values()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from summaries import recorder
 
 import aimu
 from aimu.batch import BatchSetupError
@@ -32,15 +33,7 @@ def test_prices_set_by_name_apply_and_unknown_ones_show_tokens_only(tickets):
 
     seen = []
 
-    class Recorder:
-        def __init__(self, stats):
-            pass
-
-        def update(self, stats):
-            seen.append(stats.summary())
-
-        def close(self, stats):
-            seen.append(stats.summary())
+    Recorder = recorder(seen)
 
     result = aimu.batch("Classify: {text}", items(2), agent=agent_for(tickets), progress=Recorder)
     assert result.cost is None and "$" not in repr(result)
@@ -71,20 +64,12 @@ def test_money_is_shown_in_dollars():
 def test_the_result_and_the_progress_show_the_cost_and_its_projection(tickets, priced):
     seen = []
 
-    class Recorder:
-        def __init__(self, stats):
-            pass
-
-        def update(self, stats):
-            seen.append(stats.summary())
-
-        def close(self, stats):
-            seen.append(stats.summary())
+    Recorder = recorder(seen)
 
     result = aimu.batch("Classify: {text}", items(10), agent=agent_for(tickets), concurrency=1,
                         progress=Recorder)  # fmt: skip
     assert result.cost == pytest.approx(10 * priced)
-    assert "$0.02 so far (~$0.16 in all)" in seen[0]
+    assert "$0.00 so far" in seen[0] and "$0.02 so far (~$0.16 in all)" in seen[1]
     assert "$0.16 so far" in seen[-1] and "in all" not in seen[-1]
 
 

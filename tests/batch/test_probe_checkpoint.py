@@ -4,6 +4,7 @@ import json
 
 import pytest
 from pydantic import BaseModel
+from summaries import recorder
 
 import aimu
 from aimu import Agent
@@ -77,15 +78,7 @@ def test_a_checkpoint_of_another_system_message_is_ignored_and_says_so(tmp_path,
 
     seen = []
 
-    class Recorder:
-        def __init__(self, stats):
-            seen.append(stats.summary())
-
-        def update(self, stats):
-            pass
-
-        def close(self, stats):
-            seen.append(stats.summary())
+    Recorder = recorder(seen)
 
     model = ScriptedClient(["B1", "B2"])
     other = Agent(model, system_message="Answer in French.")

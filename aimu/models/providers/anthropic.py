@@ -44,6 +44,7 @@ from aimu.models.base import (
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
+    SDKAccess,
     body_message,
     env,
     import_sdk,
@@ -66,7 +67,7 @@ _KEPT_THINKING = 64
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
 
 
-class AnthropicClient(ModelClient):
+class AnthropicClient(SDKAccess, ModelClient):
     """Streams Messages API turns from Anthropic (or a server speaking its protocol)."""
 
     provider = "anthropic"
@@ -299,15 +300,6 @@ class AnthropicClient(ModelClient):
         except (TypeError, AttributeError, KeyError, IndexError) as exc:
             raise malformed(label, exc) from None
         return events
-
-    def sdk_client(self) -> Any:
-        """The SDK's ``AsyncAnthropic`` for this event loop (the batch backend uses its
-        message batches)."""
-        return self._clients.get()
-
-    def sdk_error(self, exc: Exception) -> BaseException:
-        """The :class:`ModelError` an SDK exception means (secrets taken out)."""
-        return self._error(exc)
 
     def _keep_thinking(self, blocks: dict[int, dict[str, Any]]) -> None:
         """Remember a tool-calling turn's thinking blocks, keyed by its first tool_use id."""

@@ -38,6 +38,7 @@ from aimu.models.base import (
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
+    SDKAccess,
     body_message,
     env,
     import_sdk,
@@ -61,7 +62,7 @@ _RESERVED = ("model", "messages", "stream", "tools")
 _RAW = "X-Stainless-Raw-Response"  # "stream": the SDK hands back the response unread
 
 
-class OpenAIClient(ModelClient):
+class OpenAIClient(SDKAccess, ModelClient):
     """Streams Chat Completions from OpenAI or an OpenAI-compatible server."""
 
     provider = "openai"
@@ -256,15 +257,6 @@ class OpenAIClient(ModelClient):
         except (TypeError, AttributeError, KeyError, IndexError) as exc:
             raise malformed(label, exc) from None
         return events
-
-    def sdk_client(self) -> Any:
-        """The SDK's ``AsyncOpenAI`` for this event loop (the batch backend uses its files and
-        batches endpoints)."""
-        return self._clients.get()
-
-    def sdk_error(self, exc: Exception) -> BaseException:
-        """The :class:`ModelError` an SDK exception means (secrets taken out)."""
-        return self._error(exc)
 
     def _stream_error(self, error: Any) -> ModelError:
         """An error event inside a stream that had started fine."""
