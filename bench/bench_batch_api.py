@@ -59,7 +59,6 @@ def main() -> None:
     batch_wall = time.perf_counter() - started
     fake.close()
     assert len(batched) == args.items and not batched.failed, batched
-    simulated = batch_wall * args.speed
     overhead = max(0.0, batch_wall - COMPLETION / args.speed)
     batch_requests = len(fake.requests)
 
@@ -74,8 +73,10 @@ def main() -> None:
     direct_requests = len(server.wire.requests)
 
     print(f"  openai-batch: {batch_requests:>5} requests (1 upload, 1 create, polls every "
-          f"{poll} s, output download), wall {batch_wall:6.2f} s real = {simulated:5.1f} s "
-          f"simulated (completion {COMPLETION:.0f} s + {overhead:.2f} s overhead at real speed), "
+          f"{poll} s, output download), wall {batch_wall:6.2f} s (the "
+          f"{COMPLETION:.0f} s completion "
+          f"compressed to {COMPLETION / args.speed:.1f} s; at real speed {COMPLETION:.0f} s + "
+          f"{overhead:.2f} s of local work), "
           f"cost ${batched.cost:.4f} (batch prices)")  # fmt: skip
     print(f"  concurrent:   {direct_requests:>5} requests ({args.concurrency} at once, "
           f"{args.delay * 1000:.0f} ms each), wall {direct_wall:6.2f} s, "
