@@ -19,6 +19,7 @@ from aimu import aio
 from aimu.agents import Agent
 from aimu.batch import batch
 from aimu.models import ModelClient, Phase, StreamChunk, client
+from aimu.models.prices import prices
 from aimu.tools import (
     Denied,
     ToolArgumentError,
@@ -63,6 +64,7 @@ __all__ = [
     "client",
     "coerce_tool_arguments",
     "load_ipython_extension",
+    "prices",
     "tool",
     "unload_ipython_extension",
 ]

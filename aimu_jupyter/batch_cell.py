@@ -6,7 +6,13 @@ cell's model, tools and options; the results come back as a DataFrame in row ord
 
 No one can click Approve for hundreds of runs, so a batch whose tools would ask must be
 given a declared policy (``--approve auto|deny|policy`` or ``$AIMU_APPROVAL``) and is
-refused before it starts otherwise.
+refused before it starts otherwise, or, where the cell can show buttons, be approved by a
+sample (``--approve sample:K``, :mod:`.sample_approval`): the first K rows ask, then "approve
+the rest like these" or stop. Headless runs keep the rule above.
+
+``--backend openai-batch|anthropic-batch`` sends the turns through the provider's batch API
+at half price (one batch per model turn; see :func:`aimu.batch`), ``--max-cost USD`` stops
+starting rows once the money spent and in flight would pass it.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from aimu_jupyter import run_options
 from aimu_jupyter.approval import NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.runner import _Names, resolve_options
+from aimu_jupyter.sample_approval import SampleApproval, sample_size
 from aimu_jupyter.session import Session
 from aimu_jupyter.toolbox import tool_name
+from aimu_jupyter.view import can_click
 
 
 async def run_each(
@@ -38,7 +46,7 @@ async def run_each(
     rows_name: str,
     *,
     out: str | None = None,
-    concurrency: int = 8,
+    concurrency: int | None = None,
     checkpoint: str | None = None,
     model: Any = None,
     tools: Any = None,
@@ -52,6 +60,9 @@ async def run_each(
     trust_mcp: Any = None,
     cache: bool | str | None = None,
     fresh: bool = False,
+    backend: str = "local",
+    max_cost: float | None = None,
+    poll_interval: float | None = None,
 ) -> Any:
     """Run the batch; its results as a DataFrame go to ``user_ns[out]``, else are returned.
 
@@ -63,18 +74,25 @@ async def run_each(
     if rows_name not in user_ns:
         raise UsageError(f"--each {rows_name}: no notebook variable is named {rows_name!r}")
     settings = session.settings()
+    sample_k = sample_size(approve)
+    if sample_k is not None:
+        approve = None
     options = await resolve_options(
         session, settings, model, tools, approve, max_iterations, trust_mcp
     )
     client, toolset, mode, custom, iterations = options
     client = run_options.response_cache(client, cache, settings.cache, fresh)
-    _refuse_undeclared_approval(toolset.tools, mode, custom)
+    sample = None
+    if sample_k is not None and can_click(session):
+        sample = SampleApproval(sample_k, settings.approval_timeout)
+    else:
+        _refuse_undeclared_approval(toolset.tools, mode, custom)
     answer_type = run_options.schema(schema, user_ns)
     agent = Agent(
         client,
         system_message=system if system is not None else settings.system or None,
         tools=toolset.for_kernel(_yield, asyncio.Event()),
-        tool_approval=custom or NotebookPolicy(mode=mode),
+        tool_approval=sample or custom or NotebookPolicy(mode=mode),
         max_iterations=iterations,
         concurrent_tool_calls=settings.concurrent_tool_calls,
         thinking=run_options.thinking(thinking),
@@ -82,14 +100,22 @@ async def run_each(
         compaction=run_options.compaction(compact, user_ns),
     )
     render = _renderer(template, user_ns)
+    batching = {"backend": backend, "max_cost": max_cost}
+    if poll_interval is not None:
+        batching["poll_interval"] = poll_interval
     try:
         run = BatchRun(render, user_ns[rows_name], agent=agent, concurrency=concurrency,
-                       checkpoint=checkpoint, schema=answer_type)  # fmt: skip
+                       checkpoint=checkpoint, schema=answer_type,
+                       admit=sample.admit if sample else None, **batching)  # fmt: skip
     except (TypeError, ValueError) as exc:
         raise UsageError(f"%%agent --each {rows_name}: {exc}") from None
+    if sample is not None:
+        rows = sorted([*run.jobs, *run.resumed], key=lambda row: row.index)
+        sample.attach([row.prompt for row in rows], [item.index for item in run.resumed])
     try:
-        async for _ in run:
-            pass
+        async for item in run:
+            if sample is not None:
+                sample.row_finished(item.index)
     except (asyncio.CancelledError, KeyboardInterrupt):
         partial = run.result()
         kept = [f"in {out}"] if out else []
@@ -102,6 +128,9 @@ async def run_each(
         ) from None
     except (ModelError, BatchSetupError) as exc:
         raise AgentFailed(str(exc)) from None
+    finally:
+        if sample is not None:
+            sample.close()
     frame = run.result().to_pandas()
     if out is None:
         return frame
@@ -120,8 +149,10 @@ def _refuse_undeclared_approval(tools: list[Callable], mode: str | None, custom:
         raise UsageError(
             "%%agent --each runs many agents at once, and no one can click Approve for each: "
             f"these tools would ask ({', '.join(asking)}). Declare the decision: --approve auto "
-            "(run them), --approve deny (refuse them, reading tools still run), or --approve "
-            "my_policy (a notebook variable holding policy(name, arguments))"
+            "(run them), --approve deny (refuse them, reading tools still run), --approve "
+            "my_policy (a notebook variable holding policy(name, arguments)), or, where the "
+            "cell can show buttons, --approve sample:5 (approve the first 5 rows' calls, then "
+            "the rest like them)"
         )
 
 

@@ -158,7 +158,8 @@ class AimuMagics(Magics):
         "--approve",
         help="auto (run every call), ask (ask for every call), deny (refuse calls that "
         "would ask), or a notebook variable holding a policy(name, arguments). Default: "
-        "reading tools run, tools that write/execute/submit/spawn ask.",
+        "reading tools run, tools that write/execute/submit/spawn ask. With --each, "
+        "sample:K asks for the first K rows' calls, then approves the rest like them.",
     )
     @argument(
         "--trust-mcp",
@@ -211,8 +212,26 @@ class AimuMagics(Magics):
     @argument(
         "--concurrency",
         type=int,
-        default=8,
-        help="With --each: how many runs at once (default 8).",
+        help="With --each: how many runs at once (default 8; with a batch --backend, all).",
+    )
+    @argument(
+        "--backend",
+        default="local",
+        help="With --each: local (default), openai-batch or anthropic-batch (the provider's "
+        "batch API: half price, results within 24 h, one batch per model turn), or ray.",
+    )
+    @argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="With --each: start no new row once the money spent and in flight would pass "
+        "USD (needs the model's price, see aimu.prices).",
+    )
+    @argument(
+        "--poll-interval",
+        type=float,
+        metavar="SECONDS",
+        help="With a batch --backend: how often to ask the provider how it goes (default 30).",
     )
     @argument(
         "--checkpoint",
@@ -333,7 +352,7 @@ class AimuMagics(Magics):
     async def _run_each(self, args: Any, template: str) -> Any:
         from aimu_jupyter.batch_cell import run_each
 
-        if args.concurrency < 1:
+        if args.concurrency is not None and args.concurrency < 1:
             raise UsageError(f"--concurrency must be a whole number >= 1, not {args.concurrency}")
         unused = [flag for flag, given in (("--new", args.new), ("--name", args.name),
                   ("--export", args.export), ("--fix", args.fix),
@@ -362,6 +381,9 @@ class AimuMagics(Magics):
             trust_mcp=args.trust_mcp,
             cache=args.cache,
             fresh=args.fresh,
+            backend=args.backend,
+            max_cost=args.max_cost,
+            poll_interval=args.poll_interval,
         )
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:

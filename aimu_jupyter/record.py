@@ -20,6 +20,7 @@ from typing import Any
 from aimu._display import data_url, inline_code, markdown_line, markdown_text, visible
 from aimu._secrets import redact
 from aimu.models.chunks import Phase, StreamChunk
+from aimu.models.prices import Price, format_money
 from aimu.models.providers._images import sees_images_spec, unsent_reason
 
 MIME_TYPE = "application/vnd.aimu.run+json"
@@ -53,9 +54,12 @@ class RunRecord:
         agent: str = "agent",
         clock: Callable[[], float] = time.monotonic,
         sees_images: bool | None = None,
+        price: Price | None = None,
     ):
         self.prompt = prompt
         self.model = redact(model)
+        #: The model's price (:data:`aimu.prices`): the footer shows the run's cost.
+        self.price = price
         self.agent = agent
         self.status = "running"
         self.error: str | None = None
@@ -264,14 +268,16 @@ class RunRecord:
         return visible("\n".join(lines))
 
     def footer(self) -> str:
-        """``model · N in / M out tokens · T s`` plus the status while not done, and which
-        turns a response cache replayed."""
+        """``model · N in / M out tokens · $cost · T s`` plus the status while not done (the
+        cost where the model's price is known), and which turns a response cache replayed."""
         usage = self.usage
         parts = [
             self.model or "model",
             f"{usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out tokens",
-            f"{self.duration_s:.1f} s",
         ]
+        if self.price is not None:
+            parts.append(format_money(self.price.cost(usage)))
+        parts.append(f"{self.duration_s:.1f} s")
         if self.status != "done":
             parts.append(self.status)
         if self.replayed:

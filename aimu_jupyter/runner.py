@@ -21,6 +21,7 @@ from aimu.aio import Agent
 from aimu.models.base import ModelClient
 from aimu.models.chunks import Phase
 from aimu.models.errors import ModelError, NoDefaultModelError
+from aimu.models.prices import prices
 from aimu_jupyter import run_options
 from aimu_jupyter.approval import MODES, NotebookPolicy
 from aimu_jupyter.cells import logging_code_to
@@ -88,12 +89,13 @@ async def run(
         "thinking": run_options.thinking(thinking),
         "generate_kwargs": run_options.generate_kwargs(generate_kwargs),
         "compaction": run_options.compaction(compact, user_ns),
-        "events": session.usage.sink(name or DEFAULT_CONVERSATION),
+        "events": session.usage.sink(name or DEFAULT_CONVERSATION, prices.for_client(client)),
     }
     answer_type = run_options.schema(schema, user_ns)
 
     conversation = session.conversation(name, new)
-    record = RunRecord(prompt, client.name, sees_images=client.sees_images)
+    record = RunRecord(prompt, client.name, sees_images=client.sees_images,
+                       price=prices.for_client(client))  # fmt: skip
     view = open_view(session, settings, record, display=display, nested=nested)
     policy = custom or NotebookPolicy(
         mode=mode,

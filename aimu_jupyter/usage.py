@@ -1,7 +1,9 @@
-"""``%agent_usage``: tokens, model calls, tool calls and time per conversation, from events.
+"""``%agent_usage``: tokens, cost, model calls, tool calls and time per conversation.
 
 Every ``%%agent`` run reports to the session's :class:`UsageLog` through an event sink
-bound to its conversation; the log adds up each finished run.
+bound to its conversation and the price of its model; the log adds up each finished run.
+Cost is shown in US dollars where the model's price is known (:data:`aimu.prices`), else
+"n/a": tokens only, never a made-up number.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from aimu.agents.events import Event
+from aimu.models.prices import Price, format_money
 
 COLUMNS = (
     "conversation",
@@ -18,6 +21,7 @@ COLUMNS = (
     "tool calls",
     "input tokens",
     "output tokens",
+    "cost",
     "time",
 )
 
@@ -32,11 +36,14 @@ class Totals:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    #: US dollars; ``None`` once a run of a model without a known price is counted.
+    cost: float | None = 0.0
 
     def row(self, name: str) -> tuple[str, ...]:
         counts = (self.runs, self.model_calls, self.tool_calls, self.input_tokens,
                   self.output_tokens)  # fmt: skip
-        return (name, *(f"{n:,}" for n in counts), f"{self.seconds:.1f} s")
+        cost = "n/a" if self.cost is None else format_money(self.cost)
+        return (name, *(f"{n:,}" for n in counts), cost, f"{self.seconds:.1f} s")
 
 
 class UsageLog:
@@ -45,8 +52,8 @@ class UsageLog:
     def __init__(self) -> None:
         self.conversations: dict[str, Totals] = {}
 
-    def sink(self, conversation: str) -> Callable[[Event], None]:
-        """The event sink for one run of ``conversation``."""
+    def sink(self, conversation: str, price: Price | None = None) -> Callable[[Event], None]:
+        """The event sink for one run of ``conversation`` on a model of ``price``."""
 
         def count(event: Event) -> None:
             if event.type != "run_finished":
@@ -58,6 +65,9 @@ class UsageLog:
             totals.input_tokens += event.input_tokens
             totals.output_tokens += event.output_tokens
             totals.seconds += event.duration_s
+            if totals.cost is not None:
+                usage = {"input_tokens": event.input_tokens, "output_tokens": event.output_tokens}
+                totals.cost = None if price is None else totals.cost + price.cost(usage)
 
         return count
 

@@ -110,8 +110,7 @@ def open_view(
     if kernel is None:
         interactive = not nested and _isatty(sys.stdin) and _isatty(sys.stdout)
         return RunView(record, text=TextStream(record), ask=StdinAsk() if interactive else None)
-    parent = kernel.get_parent("shell") if hasattr(kernel, "get_parent") else None
-    parent = parent or {}
+    parent = _shell_parent(kernel)
     allow_stdin = parent.get("content", {}).get("allow_stdin", False)
     if allow_stdin and nested:
         session.notice_once(
@@ -159,6 +158,22 @@ def _plain_once_drawn(bundle: dict[str, Any], probe: Any) -> dict[str, Any]:
     if probe.known():
         return bundle
     return {kind: value for kind, value in bundle.items() if kind != "text/plain"}
+
+
+def can_click(session: Session) -> bool:
+    """Whether the running cell can show buttons and receive their clicks now: a kernel, a
+    frontend that sent ``allow_stdin`` (not headless), not one known to draw no widgets."""
+    parent = _shell_parent(getattr(session.shell, "kernel", None))
+    if not parent.get("content", {}).get("allow_stdin", False):
+        return False
+    client = str(parent.get("header", {}).get("session", ""))
+    return session.frontends.get(client) is not False and _widgets_usable(session)
+
+
+def _shell_parent(kernel: Any) -> dict[str, Any]:
+    """The execute request the kernel is answering (empty outside a kernel)."""
+    parent = kernel.get_parent("shell") if hasattr(kernel, "get_parent") else None
+    return parent or {}
 
 
 def _widgets_usable(session: Session) -> bool:

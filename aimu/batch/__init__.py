@@ -2,8 +2,11 @@
 
 Each item gets a fresh conversation of the ``agent`` template (same model, tools, policy and
 options), at most ``concurrency`` at once on one event loop and one shared client, or on a
-Ray cluster with ``backend="ray"``. Results come back in input order; a checkpoint file keeps
-every finished item, so running the same batch again only runs what is missing or failed.
+Ray cluster with ``backend="ray"``, or through the provider's batch API at half price with
+``backend="openai-batch"`` / ``"anthropic-batch"`` (one provider batch per model turn).
+Results come back in input order; a checkpoint file keeps every finished item (and the ids
+of submitted provider batches), so running the same batch again only runs what is missing
+or failed. ``max_cost=`` stops starting items at a spending ceiling (:data:`aimu.prices`).
 
     results = aimu.batch("Classify this ticket: {text}", tickets_df, agent=agent,
                          schema=Ticket, checkpoint="tickets.jsonl")
@@ -14,6 +17,7 @@ from aimu.batch._api import BatchInterrupted, BatchRun, abatch, batch
 from aimu.batch._progress import BatchStats, Progress, set_default_progress
 from aimu.batch._ray import BatchSetupError
 from aimu.batch._results import BatchItem, BatchResult
+from aimu.batch._run import current_item
 
 __all__ = [
     "BatchInterrupted",
@@ -25,5 +29,6 @@ __all__ = [
     "Progress",
     "abatch",
     "batch",
+    "current_item",
     "set_default_progress",
 ]

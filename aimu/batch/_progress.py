@@ -25,6 +25,16 @@ class BatchStats:
     tokens: int = 0
     waiting_for_rate_limit: bool = False
     started: float = field(default_factory=time.monotonic)
+    #: Money spent so far in US dollars (resumed items included), ``None`` without a price.
+    cost: float | None = None
+    #: Checkpoint records another configuration wrote, ignored (their items run again).
+    ignored: int = 0
+    #: A batch backend's current round: its number, and the provider's own status line.
+    round: int = 0
+    provider_status: str = ""
+    #: Why no new item starts any more (``"the cost limit"``...), else ``None``.
+    stopped: str | None = None
+    _ran_cost: float = 0.0
 
     @property
     def elapsed(self) -> float:
@@ -38,21 +48,52 @@ class BatchStats:
             return None
         return self.elapsed / ran * (self.total - self.done)
 
+    @property
+    def projected_cost(self) -> float | None:
+        """The whole batch's cost at the pace of the items run so far (``None`` before)."""
+        ran = self.done - self.resumed
+        if self.cost is None or ran <= 0:
+            return None
+        return self.cost + self._ran_cost / ran * (self.total - self.done)
+
+    def add(self, usage: dict[str, int], cost: float | None, *, resumed: bool = False) -> None:
+        """Count one finished item's tokens and cost."""
+        self.tokens += sum(usage.values())
+        if cost is not None:
+            self.cost = (self.cost or 0.0) + cost
+            if not resumed:
+                self._ran_cost += cost
+
     def summary(self) -> str:
+        from aimu.models.prices import format_money
+
         parts = [f"{self.done}/{self.total} done", f"{self.failed} failed"]
         if self.resumed:
             parts.append(f"{self.resumed} from checkpoint")
+        if self.ignored:
+            parts.append(f"{self.ignored} checkpoint records of another configuration ignored")
         parts.append(f"{self.tokens:,} tokens")
+        if self.cost is not None:
+            spent = f"{format_money(self.cost)} so far"
+            projected = self.projected_cost
+            if projected is not None and self.done < self.total and self.stopped is None:
+                spent += f" (~{format_money(projected)} in all)"
+            parts.append(spent)
+        if self.round:
+            parts.append(f"round {self.round}: {self.provider_status}".rstrip(": "))
         parts.append(f"{format_seconds(self.elapsed)} elapsed")
         if self.eta is not None and self.done < self.total:
             parts.append(f"ETA {format_seconds(self.eta)}")
         if self.waiting_for_rate_limit:
             parts.append("rate-limited, slowing down")
+        if self.stopped:
+            parts.append(f"stopped for {self.stopped}")
         return ", ".join(parts)
 
 
 class Progress(Protocol):
-    """A display of a batch's progress; ``update`` is called after every finished item."""
+    """A display of a batch's progress; ``update`` is called after every finished item (and
+    after every poll of a provider batch)."""
 
     def update(self, stats: BatchStats) -> None: ...
 
@@ -74,7 +115,15 @@ class TextProgress:
     def update(self, stats: BatchStats) -> None:
         self._bar.update(stats.done - self._seen)
         self._seen = stats.done
-        postfix = {"failed": stats.failed, "tokens": stats.tokens}
+        postfix: dict[str, object] = {"failed": stats.failed, "tokens": stats.tokens}
+        if stats.cost is not None:
+            from aimu.models.prices import format_money
+
+            postfix["cost"] = format_money(stats.cost)
+        if stats.round:
+            postfix["round"] = f"{stats.round} {stats.provider_status}"
+        if stats.stopped:
+            postfix["stopped"] = stats.stopped
         if stats.waiting_for_rate_limit:
             postfix["rate_limited"] = "yes"
         self._bar.set_postfix(postfix, refresh=False)

@@ -42,16 +42,29 @@ class BatchResult(Sequence[BatchItem]):
     """A list-like view of a batch's items in input order, with summary counts.
 
     ``interrupted`` is true when the batch was stopped before every item finished; the items
-    that did not run are then missing (``len(result)`` is what finished).
+    that did not run are then missing (``len(result)`` is what finished). ``stopped`` says
+    why the batch started no more items when it stopped itself (``"the cost limit ($0.50)"``,
+    ``"the approval sample: Stop was chosen"``), else ``None``; run it again with the same
+    checkpoint to go on. ``cost`` is what the items cost in US dollars, ``None`` when the
+    model has no price (:data:`aimu.prices`).
     """
 
     def __init__(
-        self, items: list[BatchItem], *, total: int, index: Any = None, schema: Any = None
+        self,
+        items: list[BatchItem],
+        *,
+        total: int,
+        index: Any = None,
+        schema: Any = None,
+        stopped: str | None = None,
+        cost: float | None = None,
     ):
         self._items = sorted(items, key=lambda it: it.index)
         self.total = total
         self.interrupted = len(self._items) < total
         self.schema = schema
+        self.stopped = stopped
+        self.cost = cost
         self._index = index
 
     @overload
@@ -116,7 +129,13 @@ class BatchResult(Sequence[BatchItem]):
 
     def __repr__(self) -> str:
         failed = len(self.failed)
-        state = ", interrupted" if self.interrupted else ""
+        state = ", interrupted" if self.interrupted and not self.stopped else ""
+        if self.stopped:
+            state = f", stopped for {self.stopped}"
+        if self.cost is not None:
+            from aimu.models.prices import format_money
+
+            state += f", {format_money(self.cost)}"
         return f"<BatchResult {len(self)}/{self.total} items, {failed} failed{state}>"
 
 

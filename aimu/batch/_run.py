@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import contextvars
 import copy
 import logging
 import string
@@ -21,9 +22,10 @@ from typing import Any
 
 from aimu.agents.loop import AgentCore
 from aimu.agents.structured import OutputSchema
-from aimu.batch._checkpoint import Checkpoint, item_keys, succeeded
+from aimu.batch._checkpoint import Checkpoint, fits, item_keys, succeeded
 from aimu.batch._progress import BatchStats, Progress
 from aimu.batch._results import FAILED, OK, BatchItem
+from aimu.models.base import ModelClient
 from aimu.models.errors import (
     AuthenticationError,
     MissingCredentialsError,
@@ -33,6 +35,7 @@ from aimu.models.errors import (
     RateLimitError,
     UnknownProviderError,
 )
+from aimu.models.prices import format_money
 from aimu.tools._types import Mismatch
 
 logger = logging.getLogger("aimu.batch")
@@ -61,6 +64,18 @@ class Job:
     item: Any
     prompt: str
     key: str
+
+
+#: The job whose attempt is running in this task (read by batch backends and policies).
+CURRENT_JOB: contextvars.ContextVar[Job | None] = contextvars.ContextVar("aimu_batch_job",
+                                                                       default=None)  # fmt: skip
+
+
+def current_item() -> int | None:
+    """The position of the batch item whose agent run calls this (``None`` outside a batch):
+    a policy or tool can tell the rows of a batch apart."""
+    job = CURRENT_JOB.get()
+    return job.index if job is not None else None
 
 
 # --- prompts -------------------------------------------------------------------------------
@@ -143,15 +158,22 @@ def load_value(schema: Any, value: Any) -> Any:
     return value if schema is None else OutputSchema.of(schema).build(value)
 
 
-def local_attempt(template: AgentCore, schema: Any) -> Attempt:
+def local_attempt(
+    template: AgentCore,
+    schema: Any,
+    client: Callable[[ModelClient], ModelClient] | None = None,
+) -> Attempt:
     """One run in this event loop on a fresh conversation of ``template``.
 
     With a ``schema`` the agent's own structured output does the work (native where the
     provider has it, else a validated retry); an answer that never validates fails the item.
+    ``client(template_client)``, when given, is the model client the run uses instead.
     """
 
     async def attempt(prompt: str) -> tuple[str, Any, dict[str, int]]:
         agent = fresh_conversation(template)
+        if client is not None:
+            agent.client = client(template.client)
         done: dict[str, Any] = {}
         async for chunk in agent.chunks(prompt, schema=schema):
             done = agent.final(chunk, done)
@@ -208,6 +230,82 @@ class Throttle:
         return self.resume_at > time.monotonic() or self.limit < self.max
 
 
+class Admission:
+    """Which job starts next, and whether any may: the cost ceiling and the caller's gate.
+
+    With ``max_cost`` an item starts only while what was spent plus what the running items
+    and this one will cost (each at the mean cost of the items finished so far) stays within
+    it; until the first item finishes only one runs, so the batch never passes the ceiling
+    by more than one item. ``admit(index)`` (awaited before item ``index`` starts) returning
+    false stops the batch the same way: nothing new starts, what runs finishes.
+    """
+
+    def __init__(
+        self,
+        jobs: list[Job],
+        *,
+        max_cost: float | None,
+        spent: float,
+        admit: Callable[[int], Awaitable[bool]] | None,
+    ):
+        self.pending = collections.deque(jobs)
+        self.max_cost = max_cost
+        self.spent = spent
+        self.ran = 0
+        self.ran_cost = 0.0
+        self.running = 0
+        self.stopped: str | None = None
+        self.admit = admit
+        self._changed = asyncio.Condition()
+
+    async def next(self) -> Job | None:
+        """The next job to run, or ``None`` when there is none or the batch stopped."""
+        async with self._changed:
+            while True:
+                if self.stopped is not None or not self.pending:
+                    return None
+                verdict = self._affordable()
+                if verdict:
+                    break
+                if verdict is False:
+                    self.stopped = f"the cost limit ({format_money(self.max_cost or 0)})"
+                    self._changed.notify_all()
+                    return None
+                await self._changed.wait()
+            job = self.pending.popleft()
+            self.running += 1
+        if self.admit is not None and not await self.admit(job.index):
+            async with self._changed:
+                self.running -= 1
+                self.pending.appendleft(job)
+                self.stopped = self.stopped or "the approval sample: Stop was chosen"
+                self._changed.notify_all()
+            return None
+        return job
+
+    def _affordable(self) -> bool | None:
+        """True: start one; False: stop; None: wait for a running item to finish."""
+        if self.max_cost is None:
+            return True
+        if self.spent >= self.max_cost:
+            return False
+        if not self.ran:
+            return True if not self.running else None
+        each = self.ran_cost / self.ran
+        if self.spent + (self.running + 1) * each <= self.max_cost:
+            return True
+        return None if self.running else False
+
+    async def finished(self, cost: float | None) -> None:
+        async with self._changed:
+            self.running -= 1
+            if cost is not None:
+                self.spent += cost
+                self.ran += 1
+                self.ran_cost += cost
+            self._changed.notify_all()
+
+
 async def drive(
     jobs: list[Job],
     attempt: Attempt,
@@ -218,13 +316,22 @@ async def drive(
     checkpoint: Checkpoint | None,
     progress: Progress,
     stats: BatchStats,
+    cost: Callable[[dict[str, int]], float | None] = lambda usage: None,
+    max_cost: float | None = None,
+    admit: Callable[[int], Awaitable[bool]] | None = None,
 ) -> AsyncIterator[BatchItem]:
-    """Run every job, yielding each finished item; checkpoint and progress as they finish."""
-    throttle = Throttle(concurrency)
-    keys = {job.index: job.key for job in jobs}
-    finished: asyncio.Queue[BatchItem | BaseException] = asyncio.Queue()
+    """Run every job, yielding each finished item; checkpoint and progress as they finish.
 
-    async def run_job(job: Job) -> None:
+    ``cost(usage)`` prices an item; ``max_cost`` and ``admit`` decide which start
+    (:class:`Admission`); when either stops the batch, ``stats.stopped`` says why.
+    """
+    throttle = Throttle(concurrency)
+    admission = Admission(jobs, max_cost=max_cost, spent=stats.cost or 0.0, admit=admit)
+    keys = {job.index: job.key for job in jobs}
+    finished: asyncio.Queue[BatchItem | BaseException | None] = asyncio.Queue()
+
+    async def run_job(job: Job) -> BatchItem:
+        CURRENT_JOB.set(job)
         item = BatchItem(job.index, job.item, job.prompt)
         rate_limit_waits = 0
         while True:
@@ -232,7 +339,8 @@ async def drive(
             limited: RateLimitError | None = None
             try:
                 item.attempts += 1
-                item.answer, item.value, item.usage = await attempt(job.prompt)
+                item.answer, item.value, usage = await attempt(job.prompt)
+                item.usage = _added(item.usage, usage)
                 item.status, item.error = OK, None
             except RateLimitError as exc:
                 rate_limit_waits += 1
@@ -245,17 +353,23 @@ async def drive(
             except Exception as exc:
                 item.status, item.error = FAILED, f"{type(exc).__name__}: {exc}"
                 item.answer = item.value = None
+                item.usage = _added(item.usage, getattr(exc, "usage", None) or {})
+                if getattr(exc, "final", False):  # e.g. the provider batch was cancelled
+                    break
             finally:
                 await throttle.release(limited)
             if item.ok or (limited is None and item.attempts > retries):
                 break
-        finished.put_nowait(item)
-
-    pending = collections.deque(jobs)
+        return item
 
     async def work() -> None:
-        while pending:
-            await run_job(pending.popleft())
+        while (job := await admission.next()) is not None:
+            item = None
+            try:
+                item = await run_job(job)
+            finally:
+                await admission.finished(cost(item.usage) if item is not None else None)
+            finished.put_nowait(item)
 
     async def run_all() -> None:
         try:
@@ -268,11 +382,11 @@ async def drive(
         except BaseException as exc:
             finished.put_nowait(exc)
             raise
+        finished.put_nowait(None)
 
     worker = asyncio.ensure_future(run_all())
     try:
-        for _ in jobs:
-            outcome = await finished.get()
+        while (outcome := await finished.get()) is not None:
             if isinstance(outcome, BaseException):
                 raise outcome
             if checkpoint is not None:
@@ -280,15 +394,25 @@ async def drive(
                 checkpoint.append(keys[outcome.index], outcome, value)
             stats.done += 1
             stats.failed += not outcome.ok
-            stats.tokens += sum(outcome.usage.values())
+            stats.add(outcome.usage, cost(outcome.usage))
             stats.waiting_for_rate_limit = throttle.rate_limited
+            stats.stopped = admission.stopped
             progress.update(stats)
             yield outcome
         await worker
+        stats.stopped = admission.stopped
     finally:
         if not worker.done():
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
+
+
+def _added(total: dict[str, int], more: dict[str, int]) -> dict[str, int]:
+    """Token counts of every attempt of an item: a failed attempt was paid for too."""
+    summed = dict(total)
+    for name, count in more.items():
+        summed[name] = summed.get(name, 0) + count
+    return summed
 
 
 def plan(
@@ -303,7 +427,12 @@ def plan(
     resumed: list[BatchItem] = []
     for position, (row, prompt, key) in enumerate(zip(rows, prompts, keys, strict=True)):
         record = done.get(key)
-        kept = _resumed(position, row, prompt, record, schema) if succeeded(record) else None
+        kept = None
+        if succeeded(record) and fits(record):
+            kept = _resumed(position, row, prompt, record, schema)
+        elif record is not None and succeeded(record):
+            logger.warning("item %d: its checkpoint record does not fit; running it again",
+                           position)  # fmt: skip
         if kept is not None:
             resumed.append(kept)
         else:

@@ -21,8 +21,9 @@ from provider_wire import Reply, Request, WireServer, json_error, openai_turn
 class TicketServer:
     """Answers ``urgent`` for prompts mentioning "down" or "broken", else ``routine``."""
 
-    def __init__(self, delay: float = 0.05):
+    def __init__(self, delay: float = 0.05, usage: tuple[int, int] = (10, 3)):
         self.delay = delay
+        self.usage = usage
         self.rate_limited = 0
         self.fail_prompts: dict[str, int] = {}
         self.in_flight = 0
@@ -61,4 +62,4 @@ class TicketServer:
             text = json.dumps({"label": label, "summary": prompt[-20:]})
         else:
             text = f"{label}: {prompt.rsplit(':', 1)[-1].strip()}"
-        return openai_turn(text, usage=(10, 3))
+        return openai_turn(text, usage=self.usage)

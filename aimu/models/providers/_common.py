@@ -310,3 +310,19 @@ def stainless_error(
     if status >= 500:
         return ModelError(f"{label} failed (HTTP {status}) and the retries ran out{said}")
     return ModelError(f"{label} rejected the request (HTTP {status}){said}")
+
+
+class SDKAccess:
+    """The official SDK's client for this event loop and the translation of its errors, for
+    callers beyond a streamed turn (the batch backends' files and batches endpoints). The
+    provider client keeps its SDK clients in ``_clients`` (:class:`PerLoop`) and turns SDK
+    exceptions into :class:`ModelError` with ``_error``."""
+
+    _clients: PerLoop
+
+    def sdk_client(self) -> Any:
+        return self._clients.get()
+
+    def sdk_error(self, exc: Exception) -> BaseException:
+        """The :class:`ModelError` an SDK exception means (secrets taken out)."""
+        return self._error(exc)  # type: ignore[attr-defined]

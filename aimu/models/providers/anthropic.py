@@ -45,6 +45,7 @@ from aimu.models.base import (
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
+    SDKAccess,
     answer_params,
     body_message,
     env,
@@ -68,7 +69,7 @@ _KEPT_THINKING = 64
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
 
 
-class AnthropicClient(ModelClient):
+class AnthropicClient(SDKAccess, ModelClient):
     """Streams Messages API turns from Anthropic (or a server speaking its protocol)."""
 
     provider = "anthropic"
@@ -146,20 +147,8 @@ class AnthropicClient(ModelClient):
         tools: list[dict[str, Any]] | None = None,
         options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
-        system, wire = self._translate(messages)
-        wire_tools = [_wire_tool(spec) for spec in tools or ()]
-        fields, answer_tool = anthropic_fields(options, self._defaults, self._accepted, wire_tools)
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": wire,
-            "stream": True,
-            **self._params,
-            **fields,
-        }
-        if system:
-            request["system"] = system
-        if wire_tools and "tools" not in request:
-            request["tools"] = wire_tools
+        body, answer_tool = self._request(messages, tools, options)
+        request = {**body, "stream": True}
         blocks: dict[int, dict[str, Any]] = {}
         input_tokens = output_tokens = 0
         stop_reason = "end_turn"
@@ -245,6 +234,78 @@ class AnthropicClient(ModelClient):
         ):
             stop_reason = "end_turn"
         yield TurnEnd(Usage(input_tokens, output_tokens), stop_reason)
+
+    def _request(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        options: GenerationOptions | None,
+    ) -> tuple[dict[str, Any], str | None]:
+        """The Messages API request for one turn (unstreamed), and the forced answer tool's
+        name when a response format is asked for."""
+        system, wire = self._translate(messages)
+        wire_tools = [_wire_tool(spec) for spec in tools or ()]
+        fields, answer_tool = anthropic_fields(options, self._defaults, self._accepted, wire_tools)
+        request: dict[str, Any] = {"model": self.model, "messages": wire, **self._params, **fields}
+        if system:
+            request["system"] = system
+        if wire_tools and "tools" not in request:
+            request["tools"] = wire_tools
+        return request, answer_tool
+
+    def request_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
+    ) -> dict[str, Any]:
+        """The Messages API request for one turn, unstreamed (a Message Batch's ``params``)."""
+        return self._request(messages, tools, options)[0]
+
+    def response_events(
+        self,
+        message: Any,
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
+    ) -> list[ModelEvent]:
+        """The turn a ``message`` object (a Message Batch result) holds, for a request made
+        with ``tools`` and ``options``."""
+        label = self._label
+        answer_tool = self._request([], tools, options)[1]
+        events: list[ModelEvent] = []
+        try:
+            blocks: dict[int, dict[str, Any]] = {}
+            for index, block in enumerate(field(message, "content", list, label) or ()):
+                kind = field(block, "type", str, label)
+                blocks[index] = {"block": block, "json": [], "thinking": [], "signature": ""}
+                if kind == "text":
+                    events.append(TextDelta(field(block, "text", str, label) or ""))
+                elif kind == "thinking":
+                    thinking = field(block, "thinking", str, label) or ""
+                    blocks[index].update(thinking=[thinking], signature=block.get("signature", ""))
+                    events.append(ThinkingDelta(thinking))
+                elif kind == "tool_use" and _is_answer(block, answer_tool):
+                    events.append(TextDelta(json.dumps(block.get("input") or {})))
+                elif kind == "tool_use":
+                    events.append(
+                        ToolCallRequest.from_json(
+                            field(block, "id", str, label) or "",
+                            field(block, "name", str, label) or "",
+                            block.get("input"),
+                        )
+                    )
+            self._keep_thinking(blocks)
+            usage = field(message, "usage", dict, label) or {}
+            stop = field(message, "stop_reason", str, label) or "end_turn"
+            if answer_tool is not None and not any(isinstance(e, ToolCallRequest) for e in events):
+                stop = "end_turn"
+            tokens = Usage(
+                _input_tokens(usage, label), field(usage, "output_tokens", int, label) or 0
+            )
+            events.append(TurnEnd(tokens, stop))
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise malformed(label, exc) from None
+        return events
 
     def _keep_thinking(self, blocks: dict[int, dict[str, Any]]) -> None:
         """Remember a tool-calling turn's thinking blocks, keyed by its first tool_use id."""

@@ -31,6 +31,7 @@ from aimu.models.base import (
     GenerationOptions,
     ModelClient,
     ModelEvent,
+    ThinkingDelta,
     ToolCallRequest,
     TurnEnd,
     Usage,
@@ -38,6 +39,7 @@ from aimu.models.base import (
 from aimu.models.errors import MissingCredentialsError, ModelError
 from aimu.models.providers._common import (
     PerLoop,
+    SDKAccess,
     answer_params,
     body_message,
     env,
@@ -61,7 +63,7 @@ _RESERVED = ("model", "messages", "stream", "tools")
 _RAW = "X-Stainless-Raw-Response"  # "stream": the SDK hands back the response unread
 
 
-class OpenAIClient(ModelClient):
+class OpenAIClient(SDKAccess, ModelClient):
     """Streams Chat Completions from OpenAI or an OpenAI-compatible server."""
 
     provider = "openai"
@@ -142,16 +144,11 @@ class OpenAIClient(ModelClient):
         tools: list[dict[str, Any]] | None = None,
         options: GenerationOptions | None = None,
     ) -> AsyncIterator[ModelEvent]:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": _wire_messages(messages, self.sees_images),
+        request = {
+            **self.request_body(messages, tools, options),
             "stream": True,
             "stream_options": {"include_usage": True},
-            **self._params,
-            **openai_fields(options, self._defaults, self._accepted),
         }
-        if tools:
-            request["tools"] = tools
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
         finish = "stop"
@@ -211,6 +208,60 @@ class OpenAIClient(ModelClient):
                 "".join(slot["arguments"]),
             )
         yield TurnEnd(usage, finish)
+
+    def request_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
+    ) -> dict[str, Any]:
+        """The Chat Completions request for one turn, unstreamed (a Batch API line's body)."""
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": _wire_messages(messages, self.sees_images),
+            **self._params,
+            **openai_fields(options, self._defaults, self._accepted),
+        }
+        if tools:
+            request["tools"] = tools
+        return request
+
+    def response_events(
+        self,
+        completion: Any,
+        tools: list[dict[str, Any]] | None = None,
+        options: GenerationOptions | None = None,
+    ) -> list[ModelEvent]:
+        """The turn a ``chat.completion`` object (a Batch API result's body) holds."""
+        label = self._label
+        try:
+            choice = (field(completion, "choices", list, label) or [{}])[0]
+            message = field(choice, "message", dict, label) or {}
+            counts = field(completion, "usage", dict, label) or {}
+            usage = Usage(
+                field(counts, "prompt_tokens", int, label) or 0,
+                field(counts, "completion_tokens", int, label) or 0,
+            )
+            splitter = ThinkSplitter()
+            reasoning = field(message, "reasoning_content", str, label) or field(
+                message, "reasoning", str, label
+            )
+            events: list[ModelEvent] = [ThinkingDelta(reasoning)] if reasoning else []
+            events += splitter.feed(field(message, "content", str, label) or "")
+            events += splitter.flush()
+            for call in field(message, "tool_calls", list, label) or ():
+                function = field(call, "function", dict, label) or {}
+                events.append(
+                    ToolCallRequest.from_json(
+                        field(call, "id", str, label) or f"call_{uuid.uuid4().hex[:24]}",
+                        field(function, "name", str, label) or "",
+                        field(function, "arguments", (str, dict), label),
+                    )
+                )
+            events.append(TurnEnd(usage, field(choice, "finish_reason", str, label) or "stop"))
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise malformed(label, exc) from None
+        return events
 
     def _stream_error(self, error: Any) -> ModelError:
         """An error event inside a stream that had started fine."""
