@@ -82,6 +82,7 @@ async def run(
     answer_type = run_options.schema(schema, user_ns)
 
     conversation = session.conversation(name, new)
+    client = conversation.keep(client)
     record = RunRecord(prompt, client.name, sees_images=client.sees_images)
     view = open_view(session, settings, record, display=display, nested=nested)
     policy = custom or NotebookPolicy(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimu.models.base import ModelClient
 from aimu_jupyter.inbox_field import InboxFields
 from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
 from aimu_jupyter.usage import UsageLog
@@ -39,10 +40,31 @@ class Settings:
 
 @dataclass
 class Conversation:
-    """One conversation's messages and the tools its user chose to "Always allow"."""
+    """One conversation's messages, the tools its user chose to "Always allow", and the
+    client whose own session it continues (an outside agent's), if any."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     always_allowed: set[str] = field(default_factory=set)
+    client: ModelClient | None = None
+
+    def keep(self, client: ModelClient) -> ModelClient:
+        """The client this run uses: a client holding a session of its own is kept, so the
+        next cell on the same model continues that session; another model replaces it."""
+        if not client.holds_session:
+            return client
+        kept = self.client
+        if kept is not None and kept is not client and kept.name == client.name:
+            return kept
+        if kept is not None and kept is not client:
+            kept.close()
+        self.client = client
+        return client
+
+    def close(self) -> None:
+        """End the kept client's session (``--new`` replaced this conversation)."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None
 
 
 class Session:
@@ -69,6 +91,9 @@ class Session:
         """The named conversation (the notebook's default one when ``name`` is None)."""
         key = name or DEFAULT_CONVERSATION
         if new or key not in self.conversations:
+            old = self.conversations.get(key)
+            if old is not None:
+                old.close()
             self.conversations[key] = Conversation()
         return self.conversations[key]
 

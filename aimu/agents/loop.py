@@ -23,10 +23,15 @@ from typing import Any, TypedDict, Unpack
 from aimu.agents import events as ev
 from aimu.agents.compaction import Compaction, check_conversation
 from aimu.agents.inbox import Inbox
+from aimu.agents.outside import INTERRUPTED, OutsideTurn
 from aimu.agents.structured import RETRIES, OutputSchema, StructuredOutputError
 from aimu.models.base import (
     GenerationOptions,
+    HostedToolCall,
     ModelClient,
+    OutsideToolCall,
+    PermissionRequest,
+    PlanUpdate,
     TextDelta,
     ThinkingDelta,
     ToolCallRequest,
@@ -41,7 +46,6 @@ from aimu.tools.dispatch import dispatch, with_distinct_id
 from aimu.tools.groups import GroupLoader, ToolGroup, check_groups
 from aimu.tools.results import ToolResult
 
-INTERRUPTED = "Not executed: the run was interrupted before this call ran."
 _FINISHED = object()
 
 
@@ -223,11 +227,25 @@ class AgentCore:
                         )
                     )
                 turn_started = time.perf_counter()
+                outside = OutsideTurn(
+                    lambda phase, content, i=iteration: self._chunk(phase, content, i),
+                    lambda calls, answered, i=iteration: self._run_calls(
+                        calls, i, run, tools, answered
+                    ),
+                    run.policy,
+                    emit,
+                    run.ids,
+                    iteration,
+                )
                 try:
                     turn = self._stream(list(self.messages), specs, run.options)
                     async with _closing(turn) as stream:
                         async for event in stream:
-                            if isinstance(event, TextDelta):
+                            if isinstance(event, _OUTSIDE):
+                                async with aclosing(outside.chunks(event)) as chunks:
+                                    async for chunk in chunks:
+                                        yield chunk
+                            elif isinstance(event, TextDelta):
                                 parts.append(event.text)
                                 yield self._chunk(Phase.TEXT, event.text, iteration)
                             elif isinstance(event, ThinkingDelta):
@@ -243,6 +261,7 @@ class AgentCore:
                     raise
                 finally:
                     usage += turn_usage
+                    counts["tool_calls"] += outside.calls
                     text = "".join(parts)
                     if parts or calls:
                         self.messages.append(_assistant_message(text, calls))
@@ -383,10 +402,15 @@ class AgentCore:
         iteration: int,
         run: _Run,
         tools: Mapping[str, Callable],
+        answered: dict[str, ToolResult] | None = None,
     ) -> AsyncIterator[StreamChunk]:
-        """Dispatch one turn's calls, yielding their events live; answer every call."""
+        """Dispatch one turn's calls, yielding their events live; answer every call.
+
+        With ``answered`` (calls an outside agent made of the run's tools) the results go
+        there, not into the transcript.
+        """
         queue: asyncio.Queue = asyncio.Queue()
-        results: dict[str, ToolResult] = {}
+        results: dict[str, ToolResult] = answered if answered is not None else {}
         lock = asyncio.Lock()
         concurrent = self.concurrent_tool_calls and len(calls) > 1
         sink = run.emit
@@ -490,7 +514,7 @@ class AgentCore:
             if not worker.done():
                 worker.cancel()
                 await asyncio.gather(worker, return_exceptions=True)
-            for call in calls:
+            for call in calls if answered is None else ():
                 result = results.get(call.id) or ToolResult.error(INTERRUPTED)
                 self.messages.append(_tool_message(call, result))
 
@@ -536,6 +560,9 @@ class AgentCore:
             error=_describe(failure),
             **counts,
         )
+
+
+_OUTSIDE = (OutsideToolCall, PlanUpdate, PermissionRequest, HostedToolCall)
 
 
 def check_thinking(value: Any) -> bool | str | None:

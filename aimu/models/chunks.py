@@ -25,11 +25,15 @@ class Phase(StrEnum):
     ``APPROVAL_REQUESTED``        ``{"id", "name", "arguments"}``
     ``APPROVAL_DECIDED``          ``{"id", "name", "approved", "reason"}``
     ``USER_MESSAGE``              an inbox message delivered before a model turn: ``{"text"}``
+    ``PLAN``                      an outside agent's whole plan: ``{"entries"}``, each
+                                  ``{"content", "status", "priority"}``
     ``DONE``                      ``{"text", "usage", "stop_reason"}``
     ============================  ==========================================================
 
     ``stop_reason`` is ``"complete"``, ``"max_iterations"`` or ``"interrupted"``; ``usage``
-    is ``{"input_tokens", "output_tokens"}`` summed over the run's model calls.
+    is ``{"input_tokens", "output_tokens"}`` summed over the run's model calls. The
+    ``TOOL_RESULT`` of a call an outside agent ran itself also has ``"diffs"``: the file
+    edits it reported, ``{"path", "old", "new"}``.
     """
 
     TEXT = "text"
@@ -40,6 +44,7 @@ class Phase(StrEnum):
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_DECIDED = "approval_decided"
     USER_MESSAGE = "user_message"
+    PLAN = "plan"
     DONE = "done"
 
     def __str__(self) -> str:
