@@ -107,6 +107,7 @@ async def run(
     if system is not None and agent.messages:
         _replace_system(agent.messages, system)
 
+    session.notebook_bridge()  # ready before the record is shown: the extension opens it then
     fields = session.inbox_fields if inbox is not None else None
     if fields is not None:
         record.inbox = uuid.uuid4().hex

@@ -14,6 +14,7 @@ from typing import Any
 
 from aimu.models.base import ModelClient
 from aimu_jupyter.inbox_field import InboxFields
+from aimu_jupyter.notebook_bridge import NotebookBridge
 from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
 from aimu_jupyter.usage import UsageLog
 
@@ -82,6 +83,7 @@ class Session:
         self._python: dict[tuple[str, ...], Callable] = {}
         self._notebook: list[Callable] | None = None
         self._inbox_fields: InboxFields | None = None
+        self._bridge: NotebookBridge | None = None
 
     @property
     def user_ns(self) -> dict[str, Any]:
@@ -105,6 +107,14 @@ class Session:
             self._inbox_fields = InboxFields(kernel)
         return self._inbox_fields
 
+    def notebook_bridge(self) -> NotebookBridge | None:
+        """Where the lab extension lets the kernel reach the open notebook (registered on
+        first use, before a run is shown); ``None`` outside a kernel."""
+        kernel = getattr(self.shell, "kernel", None)
+        if self._bridge is None and getattr(kernel, "comm_manager", None) is not None:
+            self._bridge = NotebookBridge(kernel)
+        return self._bridge
+
     def python_tool(self, allowed_imports: tuple[str, ...]) -> Callable:
         """The in-kernel ``python`` tool for this notebook (one per import allowlist)."""
         if allowed_imports not in self._python:
@@ -118,7 +128,7 @@ class Session:
         if self._notebook is None:
             from aimu_jupyter.notebook_tools import make_notebook_tools
 
-            self._notebook = make_notebook_tools(self.shell)
+            self._notebook = make_notebook_tools(self.shell, self.notebook_bridge)
         return self._notebook
 
     def notice_once(self, key: str, text: str) -> None:
