@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
@@ -10,12 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "kernel"))
 
+from acp_setup import AGENT, NOTES  # noqa: E402
 from kernel_harness import SETUP, start_kernel  # noqa: E402
-
-FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
-#: The fake agent's command line, as ``--model acp:<command line>`` takes it.
-AGENT = shlex.join([sys.executable, str(FAKE_AGENT)])
-NOTES = "a draft note\nline two\n"
 
 
 @pytest.fixture

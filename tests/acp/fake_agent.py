@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import urllib.request
 import uuid
@@ -71,7 +72,7 @@ class FakeAgent:
         session = self.sessions[session_id]
         session["turns"] += 1
         text = " ".join(getattr(block, "text", "") for block in prompt)
-        words = set(text.rpartition("Now:")[2].lower().split())  # not the replayed history
+        words = set(re.findall(r"[a-z]+", text.rpartition("Now:")[2].lower()))  # not the history
         self._log("prompt " + text)
         cwd = Path(session["cwd"])
         if "login" in words:

@@ -11,7 +11,7 @@ import json
 import threading
 import time
 
-from conftest import AGENT, NOTES
+from acp_setup import AGENT, NOTES
 from kernel_harness import Widgets
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import nbformat
-from conftest import AGENT, NOTES
+from acp_setup import AGENT, NOTES
 from test_headless import record_of, run_notebook
 
 CELLS = [

@@ -132,6 +132,13 @@ class _Link:
     def alive(self) -> bool:
         return self.process.returncode is None
 
+    async def ended(self, seconds: float = 2.0) -> None:
+        """Wait (briefly) for the process to exit and its stderr to be read to the end."""
+        waits = [asyncio.ensure_future(self.process.wait())]
+        if self.reader is not None:
+            waits.append(self.reader)
+        await asyncio.wait(waits, timeout=seconds)
+
     def kill(self) -> None:
         """Kill the agent's process group now (it runs in a session of its own)."""
         self._reap()
@@ -276,7 +283,7 @@ class ACPClient(ModelClient):
         try:
             while (event := await turn.queue.get()) is not _END:
                 yield event
-            response = self._result(link, prompt)
+            response = await self._result(link, prompt)
         finally:
             self._turn = None
             turn.close()
@@ -406,11 +413,13 @@ class ACPClient(ModelClient):
         with contextlib.suppress(BaseException):
             await prompt
 
-    def _result(self, link: _Link, prompt: asyncio.Future) -> Any:
+    async def _result(self, link: _Link, prompt: asyncio.Future) -> Any:
         acp = _sdk()
         try:
             return prompt.result()
         except (acp.RequestError, ConnectionError, OSError) as exc:
+            if not isinstance(exc, acp.RequestError):
+                await link.ended()  # a hang-up: let the exit code and last words come in
             if not link.alive and self._link is link:
                 self._link = None
             raise self._failure(exc, link, "failed") from None
