@@ -77,9 +77,10 @@ class ApprovalPanels:
         shown = html.escape(pretty_arguments(arguments, fold=False))
         args = widgets.HTML(f"<pre style='{_STYLE}'>{shown}</pre>")
         if preview is not None:
-            args = widgets.Output()
-            args.outputs = ({"output_type": "display_data", "data": preview, "metadata": {}},)
-            args.add_class("aimu-approval-preview")
+            args = widgets.Output(
+                outputs=({"output_type": "display_data", "data": preview, "metadata": {}},),
+                _dom_classes=("aimu-approval-preview",),
+            )
         reason = widgets.Text(
             placeholder="Reason, if you deny (the model reads it)",
             description="Reason:",
