@@ -32,8 +32,9 @@ from typing import Any
 TARGET = "aimu.notebook"
 #: Seconds a request waits for the extension to open the comm (it does when it draws a run).
 OPEN_SECONDS = 2.0
-#: Seconds a request waits for the frontend's answer.
-ANSWER_SECONDS = 30.0
+#: Seconds a request waits for the frontend's answer; a frontend that does not answer (a
+#: closed browser tab) is forgotten, and the next request waits for one that opens.
+ANSWER_SECONDS = 10.0
 
 
 class NoFrontend(RuntimeError):
@@ -73,6 +74,7 @@ class NotebookBridge:
             comm.send({"id": key, "op": op, **fields})
             return await asyncio.wait_for(future, ANSWER_SECONDS)
         except TimeoutError:
+            self._closed(comm)
             raise NoFrontend("the notebook's frontend did not answer") from None
         finally:
             with self._lock:
