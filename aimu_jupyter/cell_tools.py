@@ -12,6 +12,7 @@ a console, a frontend without the extension) each tool says so, and nothing is c
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from collections.abc import Callable
@@ -120,10 +121,10 @@ def make_cell_tools(
         if cell.get("cell_type") != "code":
             return ToolResult.error(f"Cell {cell_id} is a {cell.get('cell_type')} cell: not run.")
         text, outputs, failed = execute(shell, str(cell.get("source", "")))
-        try:
-            await bridge().request("outputs", cell_id=cell_id, outputs=outputs, execution_count=None)
-        except NoFrontend:
-            pass
+        with contextlib.suppress(NoFrontend):  # the agent still reads what the cell showed
+            await bridge().request(
+                "outputs", cell_id=cell_id, outputs=outputs, execution_count=None
+            )
         text = cap(redact(text)) or "(the cell ran and showed nothing)"
         return ToolResult.error(text) if failed else text
 

@@ -3,11 +3,12 @@ editing and running the open notebook's cells.
 
 ``list_variables``, ``describe_variable``, ``read_cells`` and ``list_cells`` only read;
 ``add_cell`` writes the notebook (a new, unexecuted cell below the agent's cell), and
-``edit_cell`` and ``run_cell`` (:mod:`.cell_tools`) change or run a cell, so they ask first. Values that
-look like secrets (the values of variables and environment variables named like ``api_key``
-or ``token``, wherever they appear; a quoted value written beside such a name, as in
-``api_key="..."`` or ``{"token": "..."}``; the password of a ``user:password@`` URL) are
-shown as ``[hidden]``, so a notebook's credentials never reach the model through these tools.
+``edit_cell`` and ``run_cell`` (:mod:`.cell_tools`) change or run a cell, so they ask first.
+Values that look like secrets (the values of variables and environment variables named
+like ``api_key`` or ``token``, wherever they appear; a quoted value written beside such a
+name, as in ``api_key="..."`` or ``{"token": "..."}``; the password of a
+``user:password@`` URL) are shown as ``[hidden]``, so a notebook's credentials never reach
+the model through these tools.
 """
 
 from __future__ import annotations

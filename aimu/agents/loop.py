@@ -229,8 +229,8 @@ class AgentCore:
                 turn_started = time.perf_counter()
                 outside = OutsideTurn(
                     lambda phase, content, i=iteration: self._chunk(phase, content, i),
-                    lambda calls, answered, i=iteration: self._run_calls(
-                        calls, i, run, tools, answered
+                    lambda calls, answered, i=iteration, offered=tools: self._run_calls(
+                        calls, i, run, offered, answered
                     ),
                     run.policy,
                     emit,

@@ -9,8 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "kernel"))
 
-from acp_setup import AGENT, NOTES  # noqa: E402
-from kernel_harness import SETUP, start_kernel  # noqa: E402
+from acp_setup import AGENT, NOTES
+from kernel_harness import SETUP, start_kernel
 
 
 @pytest.fixture

@@ -81,7 +81,9 @@ class FakeAgent:
             print("boom", file=sys.stderr, flush=True)
             os._exit(3)
         say = self._say(session_id)
-        await self.conn.session_update(session_id, acp.update_agent_thought_text("Thinking it over."))
+        await self.conn.session_update(
+            session_id, acp.update_agent_thought_text("Thinking it over.")
+        )
         await self.conn.session_update(
             session_id,
             acp.update_plan([acp.plan_entry("Answer the prompt", status="in_progress")]),

@@ -69,7 +69,9 @@ def both(*handlers):
 
 
 def preview_outputs(widgets: Widgets) -> list[dict]:
-    shown = [s for s in widgets.states.values() if "aimu-approval-preview" in s.get("_dom_classes", ())]
+    shown = [
+        s for s in widgets.states.values() if "aimu-approval-preview" in s.get("_dom_classes", ())
+    ]
     return [output["data"] for state in shown for output in state.get("outputs", ())]
 
 

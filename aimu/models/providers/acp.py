@@ -151,10 +151,8 @@ class _Link:
             await self.conn.close()
         with contextlib.suppress(Exception):
             self.process.stdin.close()
-        try:
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(self.process.wait(), 2.0)
-        except (TimeoutError, Exception):
-            pass
         self.kill()
         with contextlib.suppress(Exception):
             await self.process.wait()
@@ -366,9 +364,7 @@ class ACPClient(ModelClient):
         servers = await self._mcp_servers(link, tools) if tools else []
         cwd = self.cwd or os.getcwd()
         if self._session_id and link.can_load:
-            await link.conn.load_session(
-                cwd=cwd, session_id=self._session_id, mcp_servers=servers
-            )
+            await link.conn.load_session(cwd=cwd, session_id=self._session_id, mcp_servers=servers)
             link.fresh = False
         else:
             opened = await link.conn.new_session(cwd=cwd, mcp_servers=servers)
