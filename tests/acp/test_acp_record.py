@@ -11,7 +11,7 @@ from acp_setup import AGENT, NOTES
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "notebooks"))
 
-from course_run import RUN_MIME, course  # noqa: E402
+from course_run import RUN_MIME, course
 
 CELLS = [
     "%load_ext aimu",
