@@ -2,6 +2,8 @@ import './dom-events';
 import { NotebookBridge, SharedNotebookLike } from '../src/bridge';
 import { DiffRenderer, DIFF_MIME_TYPE, lineKind, parseDiff } from '../src/diff';
 import type { CommLike, KernelLike } from '../src/inbox';
+import { parseRecord } from '../src/model';
+import { planMarkdown } from '../src/plan';
 
 class FakeComm implements CommLike {
   sent: Record<string, unknown>[] = [];
@@ -109,5 +111,31 @@ describe('DiffRenderer', () => {
     } as never);
     expect(renderer.node.querySelector('.aimu-diff-del')?.textContent).toBe('-x = 1\n');
     expect(renderer.node.querySelector('.aimu-diff-add')?.textContent).toBe('+x = 2\n');
+  });
+});
+
+describe('planMarkdown', () => {
+  it('draws a plan as a checklist', () => {
+    const record = parseRecord({
+      version: 1,
+      events: [
+        {
+          type: 'plan',
+          entries: [
+            { content: 'Read the file', status: 'completed' },
+            { content: 'Edit it', status: 'in_progress' },
+            { content: 'Test it', status: 'pending' },
+            'not an entry'
+          ]
+        }
+      ]
+    });
+    expect(record.events).toEqual([
+      {
+        type: 'text',
+        text: '**Plan**\n\n- [x] Read the file\n- [ ] *Edit it* (in progress)\n- [ ] Test it'
+      }
+    ]);
+    expect(planMarkdown([])).toBe('**Plan**\n\n');
   });
 });
