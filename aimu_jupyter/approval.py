@@ -12,6 +12,7 @@ in time, the declared policy decides: ``--approve``, else ``AIMU_APPROVAL`` (``a
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -20,12 +21,16 @@ from typing import Any
 from aimu.tools.approval import Denied, read_only
 from aimu.tools.identity import ToolIdentity, tool_identity
 
+logger = logging.getLogger("aimu_jupyter")
+
 MODES = ("auto", "ask", "deny")
 
 HEADLESS_REASON = "no one is there to approve it (headless run)"
 DENY_REASON = "the notebook refuses this kind of call (--approve deny)"
 
 #: ``ask(tool_name, arguments, agent)``: ``agent`` names the sub-agent asking, else ``None``.
+#: A tool with a preview (``__tool_preview__``) is asked about with ``preview=`` too: a MIME
+#: bundle showing what the call would do (an edit's diff), shown instead of the arguments.
 Ask = Callable[[str, dict[str, Any], str | None], Awaitable[tuple[str, str]]]
 
 
@@ -104,7 +109,11 @@ class NotebookPolicy:
             return self._decided(tool_name, "policy", Denied(DENY_REASON))
         if self.ask is None:
             return self._fallback(tool_name, "policy")
-        answer, reason = await self.ask(tool_name, arguments, agent)
+        preview = await _preview(tool, arguments)
+        if preview is None:
+            answer, reason = await self.ask(tool_name, arguments, agent)
+        else:
+            answer, reason = await self.ask(tool_name, arguments, agent, preview=preview)
         if answer == "timeout":
             return self._fallback(tool_name, "timeout")
         if answer == "always":
@@ -133,6 +142,19 @@ class NotebookPolicy:
     def _decided(self, tool_name: str, source: str, verdict: bool | Denied) -> bool | Denied:
         self._sources.append((tool_name, source))
         return verdict
+
+
+async def _preview(tool: Any, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool's own view of what the call would do, or ``None`` (none, or it failed)."""
+    preview = getattr(tool, "__tool_preview__", None)
+    if preview is None:
+        return None
+    try:
+        bundle = await preview(dict(arguments))
+    except Exception:
+        logger.warning("the approval preview of %r failed", tool, exc_info=True)
+        return None
+    return bundle if isinstance(bundle, dict) and bundle else None
 
 
 class AgentPolicy:

@@ -59,12 +59,18 @@ class StdinAsk:
     """
 
     async def __call__(
-        self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        agent: str | None = None,
+        preview: dict[str, Any] | None = None,
     ) -> tuple[str, str]:
         for _ in range(3):  # let the chunks emitted before this call be shown first
             await asyncio.sleep(0)
         asker = f"Sub-agent {visible_line(agent)} asks: " if agent else ""
         question = f"{asker}Approve {call_text(tool_name, arguments, None)}? {CHOICES}"
+        if preview is not None and isinstance(preview.get("text/plain"), str):
+            question = f"{preview['text/plain'].rstrip()}\n{question}"
         try:
             with sigint_raises():
                 answer = builtins.input(question)

@@ -1,11 +1,13 @@
-"""The ``notebook`` tool group: the user's variables and recent cells, and proposing a cell.
+"""The ``notebook`` tool group: the user's variables and recent cells, proposing a cell, and
+editing and running the open notebook's cells.
 
-``list_variables``, ``describe_variable`` and ``read_cells`` only read; ``add_cell`` writes
-the notebook (a new, unexecuted cell below the agent's cell), so it asks first. Secrets
-(as :mod:`aimu._secrets` defines them: the values of variables and environment variables
-named like ``api_key`` or ``token`` wherever they appear, a value written beside such a name,
-token shapes, URL passwords) are shown as ``[hidden]``, so a notebook's credentials never
-reach the model through these tools.
+``list_variables``, ``describe_variable``, ``read_cells`` and ``list_cells`` only read;
+``add_cell`` writes the notebook (a new, unexecuted cell below the agent's cell), and
+``edit_cell`` and ``run_cell`` (:mod:`.cell_tools`) change or run a cell, so they ask first.
+Secrets (as :mod:`aimu._secrets` defines them: the values of variables and environment
+variables named like ``api_key`` or ``token`` wherever they appear, a value written beside
+such a name, token shapes, URL passwords) are shown as ``[hidden]``, so a notebook's
+credentials never reach the model through these tools.
 """
 
 from __future__ import annotations
@@ -20,8 +22,13 @@ from aimu.tools.decorator import tool
 MAX_CHARS = 4_000
 
 
-def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
-    """Build ``list_variables``, ``describe_variable``, ``read_cells`` and ``add_cell``."""
+def make_notebook_tools(
+    shell: Any, bridge: Callable[[], Any] | None = None
+) -> list[Callable[..., str]]:
+    """Build ``list_variables``, ``describe_variable``, ``read_cells`` and ``add_cell``, and
+    ``list_cells``, ``edit_cell`` and ``run_cell`` (:mod:`.cell_tools`), which reach the
+    open notebook through ``bridge()`` (a :class:`~.notebook_bridge.NotebookBridge`, or
+    ``None`` where there is none)."""
 
     def visible() -> dict[str, Any]:
         hidden = getattr(shell, "user_ns_hidden", {})
@@ -106,7 +113,12 @@ def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
     for reading in (list_variables, describe_variable, read_cells):
         reading.__tool_read_only__ = True
     add_cell.__tool_read_only__ = False
-    return [list_variables, describe_variable, read_cells, add_cell]
+    from aimu_jupyter.cell_tools import make_cell_tools
+
+    cell_tools = make_cell_tools(
+        shell, bridge or (lambda: None), lambda text: redact_secrets(text, shell.user_ns)
+    )
+    return [list_variables, describe_variable, read_cells, add_cell, *cell_tools]
 
 
 def _type_name(value: Any) -> str:

@@ -46,11 +46,16 @@ class ApprovalPanels:
         self._context = context
 
     async def ask(
-        self, tool_name: str, arguments: dict[str, Any], agent: str | None = None
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        agent: str | None = None,
+        preview: dict[str, Any] | None = None,
     ) -> tuple[str, str]:
         """Show the panel and wait: ``("approve" | "deny" | "always" | "timeout", reason)``.
 
-        ``agent`` is the sub-agent asking (``"parent/label@call_id"``), named on the panel.
+        ``agent`` is the sub-agent asking (``"parent/label@call_id"``), named on the panel;
+        ``preview`` (a MIME bundle: an edit's diff) is shown in place of the arguments.
         """
         import ipywidgets as widgets
 
@@ -71,6 +76,11 @@ class ApprovalPanels:
         title = widgets.HTML(f"<b>{asker}pprove a call to <code>{name}</code>?</b>")
         shown = html_text(pretty_arguments(arguments, fold=False))
         args = widgets.HTML(f"<pre style='{_STYLE}'>{shown}</pre>")
+        if preview is not None:
+            args = widgets.Output(
+                outputs=({"output_type": "display_data", "data": preview, "metadata": {}},),
+                _dom_classes=("aimu-approval-preview",),
+            )
         reason = widgets.Text(
             placeholder="Reason, if you deny (the model reads it)",
             description="Reason:",

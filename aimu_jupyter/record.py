@@ -124,10 +124,14 @@ class RunRecord:
             card["is_error"] = bool(content.get("is_error"))
             card["images"] = list(content.get("images") or [])
             card["images_note"] = self._images_note(chunk, card["images"])
+            if content.get("diffs"):
+                card["diffs"] = list(content["diffs"])
             if card["status"] != "denied":
                 card["status"] = "error" if card["is_error"] else "done"
         elif phase is Phase.USER_MESSAGE:
             events.append({"type": "user_message", "text": str(content.get("text", ""))})
+        elif phase is Phase.PLAN:
+            _set_plan(events, content.get("entries") or [])
         elif phase is Phase.DONE and chunk.agent == self.agent:
             self.usage = dict(content.get("usage") or self.usage)
             self.answer = content.get("text", "")
@@ -305,6 +309,32 @@ def _append_text(events: list[dict[str, Any]], kind: str, text: Any) -> None:
         events.append({"type": kind, "text": text})
 
 
+def _set_plan(events: list[dict[str, Any]], entries: list[Any]) -> None:
+    """An outside agent's plan: one event, replaced in place by each newer plan."""
+    shown = [
+        {
+            "content": str(e.get("content", "")),
+            "status": str(e.get("status", "pending")),
+            "priority": str(e.get("priority", "")),
+        }
+        for e in entries
+        if isinstance(e, dict)
+    ]
+    for event in events:
+        if event["type"] == "plan":
+            event["entries"] = shown
+            return
+    events.append({"type": "plan", "entries": shown})
+
+
+_PLAN_MARK = {"completed": "x", "in_progress": "~"}
+
+
+def plan_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """A plan as checklist lines: ``[x]`` done, ``[~]`` in progress, ``[ ]`` pending."""
+    return [f"[{_PLAN_MARK.get(e['status'], ' ')}] {_inline(e['content'])}" for e in entries]
+
+
 def _walk_tools(events: list[dict[str, Any]]):
     for event in events:
         if event["type"] == "tool":
@@ -335,6 +365,9 @@ def _events_markdown(events: list[dict[str, Any]], final: bool) -> list[str]:
             parts.append(_tool_markdown(event, final))
         elif kind == "user_message":
             parts.append(_quote(f"**You, during the run:** {markdown_text(event['text'])}"))
+        elif kind == "plan":
+            lines = "\n".join(f"- {line}" for line in plan_lines(event["entries"]))
+            parts.append(f"**Plan**\n\n{lines}")
     return [part for part in parts if part]
 
 
@@ -355,7 +388,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
         lines.append(_details("sub-agent", _quote(inner)))
     result = card["result"]
     if result is not None:
-        body = fence(visible(result))
+        body = fence(visible(result), "diff" if card.get("diffs") else "")
         long = len(result) > FOLD_CHARS or result.count("\n") >= FOLD_LINES
         if long:
             lines.append(_details(f"result ({len(result):,} characters)", body))
@@ -481,6 +514,9 @@ def _events_plain(events: list[dict[str, Any]], indent: str) -> list[str]:
             lines.append(f"{indent}[thinking: {len(event['text']):,} characters]")
         elif kind == "user_message":
             lines.append(f"{indent}[you, during the run] {event['text']}")
+        elif kind == "plan":
+            lines.append(f"{indent}[plan]")
+            lines.extend(f"{indent}  {line}" for line in plan_lines(event["entries"]))
         elif kind == "tool":
             lines.extend(_tool_plain(event, indent))
     return lines

@@ -94,6 +94,7 @@ async def run(
     answer_type = run_options.schema(schema, user_ns)
 
     conversation = session.conversation(name, new)
+    client = conversation.keep(client)
     record = RunRecord(prompt, client.name, sees_images=client.sees_images,
                        price=prices.for_client(client))  # fmt: skip
     view = open_view(session, settings, record, display=display, nested=nested)
@@ -119,6 +120,7 @@ async def run(
     if system is not None and agent.messages:
         _replace_system(agent.messages, system)
 
+    session.notebook_bridge()  # ready before the record is shown: the extension opens it then
     fields = session.inbox_fields if inbox is not None else None
     if fields is not None:
         record.inbox = uuid.uuid4().hex

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimu.models.base import ModelClient
 from aimu_jupyter.cells import CodeLog
 from aimu_jupyter.inbox_field import InboxFields
+from aimu_jupyter.notebook_bridge import NotebookBridge
 from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
 from aimu_jupyter.usage import UsageLog
 
@@ -41,13 +43,34 @@ class Settings:
 
 @dataclass
 class Conversation:
-    """One conversation's messages, the tools its user chose to "Always allow", and the code
-    of its ``python`` calls (what ``%agent_export`` writes)."""
+    """One conversation's messages, the tools its user chose to "Always allow", the code of
+    its ``python`` calls (what ``%agent_export`` writes), and the client whose own session it
+    continues (an outside agent's), if any."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     always_allowed: set[Any] = field(default_factory=set)
     """Tool identities (:func:`aimu_jupyter.approval.allowance`)."""
     code_log: CodeLog = field(default_factory=CodeLog)
+    client: ModelClient | None = None
+
+    def keep(self, client: ModelClient) -> ModelClient:
+        """The client this run uses: a client holding a session of its own is kept, so the
+        next cell on the same model continues that session; another model replaces it."""
+        if not client.holds_session:
+            return client
+        kept = self.client
+        if kept is not None and kept is not client and kept.name == client.name:
+            return kept
+        if kept is not None and kept is not client:
+            kept.close()
+        self.client = client
+        return client
+
+    def close(self) -> None:
+        """End the kept client's session (``--new`` replaced this conversation)."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None
 
 
 class Session:
@@ -65,6 +88,7 @@ class Session:
         self._python: dict[tuple[str, ...], Callable] = {}
         self._notebook: list[Callable] | None = None
         self._inbox_fields: InboxFields | None = None
+        self._bridge: NotebookBridge | None = None
 
     @property
     def user_ns(self) -> dict[str, Any]:
@@ -74,6 +98,9 @@ class Session:
         """The named conversation (the notebook's default one when ``name`` is None)."""
         key = name or DEFAULT_CONVERSATION
         if new or key not in self.conversations:
+            old = self.conversations.get(key)
+            if old is not None:
+                old.close()
             self.conversations[key] = Conversation()
         return self.conversations[key]
 
@@ -84,6 +111,14 @@ class Session:
         if self._inbox_fields is None and getattr(kernel, "comm_manager", None) is not None:
             self._inbox_fields = InboxFields(kernel)
         return self._inbox_fields
+
+    def notebook_bridge(self) -> NotebookBridge | None:
+        """Where the lab extension lets the kernel reach the open notebook (registered on
+        first use, before a run is shown); ``None`` outside a kernel."""
+        kernel = getattr(self.shell, "kernel", None)
+        if self._bridge is None and getattr(kernel, "comm_manager", None) is not None:
+            self._bridge = NotebookBridge(kernel)
+        return self._bridge
 
     def python_tool(self, allowed_imports: tuple[str, ...]) -> Callable:
         """The in-kernel ``python`` tool for this notebook (one per import allowlist)."""
@@ -98,7 +133,7 @@ class Session:
         if self._notebook is None:
             from aimu_jupyter.notebook_tools import make_notebook_tools
 
-            self._notebook = make_notebook_tools(self.shell)
+            self._notebook = make_notebook_tools(self.shell, self.notebook_bridge)
         return self._notebook
 
     def notice_once(self, key: str, text: str) -> None:

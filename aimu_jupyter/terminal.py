@@ -15,7 +15,13 @@ from collections.abc import Callable
 from aimu._display import visible
 from aimu.models.chunks import Phase, StreamChunk
 from aimu_jupyter.ask import call_text
-from aimu_jupyter.record import RunRecord, approval_line, image_line, progress_text
+from aimu_jupyter.record import (
+    RunRecord,
+    approval_line,
+    image_line,
+    plan_lines,
+    progress_text,
+)
 
 #: At most this many lines of a tool's result are printed.
 RESULT_LINES = 6
@@ -54,6 +60,12 @@ class TextStream:
             self._line(f"{indent}  … {progress_text(content.get('progress'))}")
         elif phase is Phase.TOOL_RESULT:
             self._result(indent, str(content.get("id", "")))
+        elif phase is Phase.PLAN:
+            entries = [e for e in content.get("entries") or () if isinstance(e, dict)]
+            self._line(f"{indent}[plan]")
+            shown = [{"content": e.get("content", ""), "status": e.get("status")} for e in entries]
+            for line in plan_lines(shown):
+                self._line(f"{indent}  {line}")
 
     def close(self) -> None:
         """The run's end: its status when it did not finish, then the footer."""

@@ -140,10 +140,10 @@ def open_view(
     panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
     stdin = StdinAsk()
 
-    async def ask(tool_name: str, arguments: dict[str, Any], agent: str | None = None):
+    async def ask(tool_name: str, arguments: dict[str, Any], agent: str | None = None, **shown):
         if await probe.draws_widgets():
-            return await panels.ask(tool_name, arguments, agent)
-        return await stdin(tool_name, arguments, agent)
+            return await panels.ask(tool_name, arguments, agent, **shown)
+        return await stdin(tool_name, arguments, agent, **shown)
 
     def remember(value: bool) -> None:
         session.frontends[client] = value

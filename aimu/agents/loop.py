@@ -24,10 +24,15 @@ from typing import Any, TypedDict, Unpack
 from aimu.agents import events as ev
 from aimu.agents.compaction import Compaction, check_conversation
 from aimu.agents.inbox import Inbox
+from aimu.agents.outside import INTERRUPTED, OutsideTurn
 from aimu.agents.structured import RETRIES, OutputSchema, StructuredOutputError
 from aimu.models.base import (
     GenerationOptions,
+    HostedToolCall,
     ModelClient,
+    OutsideToolCall,
+    PermissionRequest,
+    PlanUpdate,
     TextDelta,
     ThinkingDelta,
     ToolCallRequest,
@@ -45,7 +50,6 @@ from aimu.tools.results import ToolResult
 
 logger = logging.getLogger("aimu.agents")
 
-INTERRUPTED = "Not executed: the run was interrupted before this call ran."
 STOPPED = (
     "Stopped: the run was interrupted while this call was running; it may have done part "
     "of its work."
@@ -240,11 +244,25 @@ class AgentCore:
                         )
                     )
                 turn_started = time.perf_counter()
+                outside = OutsideTurn(
+                    lambda phase, content, i=iteration: self._chunk(phase, content, i),
+                    lambda calls, answered, i=iteration, offered=tools: self._run_calls(
+                        calls, i, run, offered, answered
+                    ),
+                    run.policy,
+                    emit,
+                    run.ids,
+                    iteration,
+                )
                 try:
                     turn = self._stream(list(self.messages), specs, run.options)
                     async with _closing(turn) as stream:
                         async for event in stream:
-                            if isinstance(event, TextDelta):
+                            if isinstance(event, _OUTSIDE):
+                                async with aclosing(outside.chunks(event)) as chunks:
+                                    async for chunk in chunks:
+                                        yield chunk
+                            elif isinstance(event, TextDelta):
                                 parts.append(event.text)
                                 yield self._chunk(Phase.TEXT, event.text, iteration)
                             elif isinstance(event, ThinkingDelta):
@@ -261,6 +279,7 @@ class AgentCore:
                     raise
                 finally:
                     usage += turn_usage
+                    counts["tool_calls"] += outside.calls
                     text = "".join(parts)
                     if parts or calls:
                         self.messages.append(_assistant_message(text, calls))
@@ -437,10 +456,15 @@ class AgentCore:
         iteration: int,
         run: _Run,
         tools: Mapping[str, Callable],
+        answered: dict[str, ToolResult] | None = None,
     ) -> AsyncIterator[StreamChunk]:
-        """Dispatch one turn's calls, yielding their events live; answer every call."""
+        """Dispatch one turn's calls, yielding their events live; answer every call.
+
+        With ``answered`` (calls an outside agent made of the run's tools) the results go
+        there, not into the transcript.
+        """
         queue: asyncio.Queue = asyncio.Queue()
-        results: dict[str, ToolResult] = {}
+        results: dict[str, ToolResult] = answered if answered is not None else {}
         running: set[str] = set()
         lock = asyncio.Lock()
         concurrent = self.concurrent_tool_calls and len(calls) > 1
@@ -546,7 +570,7 @@ class AgentCore:
             if not worker.done():
                 worker.cancel()
                 await asyncio.gather(worker, return_exceptions=True)
-            for call in calls:
+            for call in calls if answered is None else ():
                 result = results.get(call.id) or ToolResult.error(
                     STOPPED if call.id in running else INTERRUPTED
                 )
@@ -594,6 +618,9 @@ class AgentCore:
             error=_describe(failure),
             **counts,
         )
+
+
+_OUTSIDE = (OutsideToolCall, PlanUpdate, PermissionRequest, HostedToolCall)
 
 
 def check_thinking(value: Any) -> bool | str | None:

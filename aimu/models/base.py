@@ -11,13 +11,19 @@ provider translates at its own edge::
 
 A turn streams :data:`ModelEvent` values: text and thinking deltas as they arrive, each tool
 call once it is complete, and a final :class:`TurnEnd` with the token usage.
+
+An outside agent (one that runs its own tools, reached over ACP) also streams what only it
+can say: :class:`OutsideToolCall` (a call it runs itself, as it progresses),
+:class:`PlanUpdate`, :class:`PermissionRequest` (it asks before one of its calls: the loop puts
+the question to the run's policy) and :class:`HostedToolCall` (it calls one of the run's own
+tools, which the loop dispatches at once, through the same gate).
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,7 +144,75 @@ class TurnEnd:
     replayed: str | None = None
 
 
-ModelEvent = TextDelta | ThinkingDelta | ToolCallRequest | TurnEnd
+#: The states an outside agent's tool call goes through (ACP's ``ToolCallStatus``).
+OUTSIDE_STATUSES = ("pending", "in_progress", "completed", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideToolCall:
+    """The latest state of a tool call an outside agent runs itself.
+
+    Sent each time the call changes; ``output`` is its text so far and ``diffs`` the file
+    edits it reports (``{"path", "old", "new"}``, ``old`` ``None`` for a new file).
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    status: str = "pending"
+    output: str = ""
+    diffs: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanUpdate:
+    """An outside agent's plan, whole: entries ``{"content", "status", "priority"}``."""
+
+    entries: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class PermissionRequest:
+    """An outside agent asks before running one of its calls.
+
+    ``tool`` is what the run's policy is shown as the tool (its ``__tool_spec__`` names the
+    agent and the call, so "Always allow" covers this kind of call of this agent only);
+    ``answer(approved, always, reason)`` sends the decision back to the agent.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    tool: Any
+    answer: Callable[[bool, bool, str], None]
+
+
+@dataclass(frozen=True, eq=False)
+class HostedToolCall:
+    """An outside agent calls one of the run's own tools (offered to it over MCP) and waits.
+
+    The loop dispatches ``call`` at once (approval, card, result) and hands the result text
+    and whether it failed to ``answer``.
+    """
+
+    call: ToolCallRequest
+    answer: Callable[[str, bool], None]
+
+
+ModelEvent = (
+    TextDelta
+    | ThinkingDelta
+    | ToolCallRequest
+    | TurnEnd
+    | OutsideToolCall
+    | PlanUpdate
+    | PermissionRequest
+    | HostedToolCall
+)
 
 THINKING_LEVELS = ("low", "medium", "high")
 
@@ -210,6 +284,9 @@ class ModelClient(ABC):
 
     provider: str = ""
     model: str = ""
+    #: The client holds a conversation of its own (an outside agent's session): a notebook
+    #: conversation keeps one such client across its cells, and ``close()`` ends it.
+    holds_session: bool = False
 
     @abstractmethod
     def stream(

@@ -25,6 +25,8 @@ class Phase(StrEnum):
     ``APPROVAL_REQUESTED``        ``{"id", "name", "arguments", "why"}``
     ``APPROVAL_DECIDED``          ``{"id", "name", "approved", "reason", "why"}``
     ``USER_MESSAGE``              an inbox message delivered before a model turn: ``{"text"}``
+    ``PLAN``                      an outside agent's whole plan: ``{"entries"}``, each
+                                  ``{"content", "status", "priority"}``
     ``DONE``                      ``{"text", "usage", "stop_reason"}``
     ============================  ==========================================================
 
@@ -34,6 +36,8 @@ class Phase(StrEnum):
     ``{"input_tokens", "output_tokens"}`` summed over the run's model calls. When a
     response cache answered some turns, ``"replayed"`` lists them:
     ``[{"iteration", "answered"}]`` (the original answer's ISO date).
+    The ``TOOL_RESULT`` of a call an outside agent ran itself also has ``"diffs"``: the
+    file edits it reported, ``{"path", "old", "new"}``.
     """
 
     TEXT = "text"
@@ -44,6 +48,7 @@ class Phase(StrEnum):
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_DECIDED = "approval_decided"
     USER_MESSAGE = "user_message"
+    PLAN = "plan"
     DONE = "done"
 
     def __str__(self) -> str:

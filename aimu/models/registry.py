@@ -16,6 +16,7 @@ from aimu.models.errors import NoDefaultModelError, UnknownProviderError
 # provider name -> "module:factory"; each factory is called as factory(model, **options).
 _PROVIDERS: dict[str, str] = {
     "scripted": "aimu.models.providers.scripted:from_spec",
+    "acp": "aimu.models.providers.acp:from_spec",
     "openai": "aimu.models.providers.openai:from_spec",
     "anthropic": "aimu.models.providers.anthropic:from_spec",
     "ollama": "aimu.models.providers.ollama:from_spec",

@@ -7,6 +7,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { createCellsFactory } from './cells';
+import { createDiffFactory } from './diff';
 import { NotebookCells } from './notebook';
 import { createRendererFactory } from './renderer';
 import { Settings } from './settings';
@@ -51,6 +52,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const notebook = new NotebookCells(app.shell);
     rendermime.addFactory(createRendererFactory(settings, notebook));
     rendermime.addFactory(createCellsFactory(notebook));
+    rendermime.addFactory(createDiffFactory());
   }
 };
 

@@ -6,6 +6,8 @@
  * stable keys made here to touch only the parts that changed.
  */
 
+import { planMarkdown } from './plan';
+
 export const MIME_TYPE = 'application/vnd.aimu.run+json';
 
 /** The record versions this renderer understands. */
@@ -148,6 +150,8 @@ function parseEvents(value: unknown, depth: number): RunEvent[] {
         approval: parseApproval(raw.approval),
         children: parseEvents(raw.children, depth + 1)
       });
+    } else if (raw.type === 'plan' && Array.isArray(raw.entries)) {
+      events.push({ type: 'text', text: planMarkdown(raw.entries) });
     }
     // Event types from a newer writer are skipped rather than failing the whole run.
   }

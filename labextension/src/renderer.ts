@@ -7,6 +7,7 @@ import { renderMarkdown } from '@jupyterlab/rendermime';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
+import { NotebookBridge, SharedNotebookLike } from './bridge';
 import { InboxField } from './inbox';
 import { MIME_TYPE, RecordError, parseRecord, toView } from './model';
 import { NotebookCells } from './notebook';
@@ -22,6 +23,7 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
   /** The inbox the record names while its run takes messages, and the field drawn for it. */
   private inboxKey: string | null = null;
   private inbox: InboxField | null = null;
+  private running = false;
 
   constructor(
     private readonly options: IRenderMime.IRendererOptions,
@@ -62,6 +64,7 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
       { inbox?: unknown; status?: unknown } | undefined;
     const taking = data?.status === 'running' && typeof data.inbox === 'string' && data.inbox;
     this.inboxKey = taking ? (data.inbox as string) : null;
+    this.running = data?.status === 'running';
     this.syncInbox();
     let view;
     try {
@@ -91,8 +94,16 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
     this.syncInbox(); // the first render may come before the output is in its notebook
   }
 
-  /** Draw the field for the record's inbox, or drop it once the record names none. */
+  /** Draw the field for the record's inbox, or drop it once the record names none; while
+   * the run goes on, let the kernel reach this notebook (bridge.ts). */
   private syncInbox(): void {
+    if (this.running && this.notebook && this.isAttached) {
+      const kernel = this.notebook.kernelOf(this.node);
+      const shared = this.notebook.locate(this.node)?.notebook.model?.sharedModel;
+      if (kernel && shared) {
+        NotebookBridge.ensure(kernel, shared as unknown as SharedNotebookLike);
+      }
+    }
     if (this.inbox && this.inbox.key !== this.inboxKey) {
       this.inbox.dispose();
       this.inbox = null;

@@ -157,5 +157,8 @@ def test_the_notebook_tools_read_except_add_cell_and_the_python_tool_executes():
         "describe_variable": True,
         "read_cells": True,
         "add_cell": False,  # it writes the notebook
+        "list_cells": True,
+        "edit_cell": False,  # it changes a cell
+        "run_cell": False,  # it executes a cell
     }
     assert make_kernel_python_tool({}, []).__tool_read_only__ is False

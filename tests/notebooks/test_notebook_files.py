@@ -1,4 +1,4 @@
-"""The course as committed: ten notebooks, saved without outputs, each picking its model first."""
+"""The course as committed: eleven notebooks, saved without outputs, each picking its model first."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ COURSE = [
     "08_memory_and_retrieval",
     "09_subagents",
     "10_seeing_and_leaving",
+    "11_outside_agents",
 ]
 
 
-def test_the_course_is_the_ten_notebooks_in_order():
+def test_the_course_is_the_eleven_notebooks_in_order():
     assert sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")) == COURSE
 
 
