@@ -25,6 +25,7 @@ from aimu_jupyter.approval import MODES, NotebookPolicy
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.inbox_box import InboxBox
 from aimu_jupyter.inbox_field import InboxFields
+from aimu_jupyter.kernel_status import kernel_busy
 from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
@@ -39,7 +40,15 @@ NO_MODEL = (
 )
 
 
-async def run(
+async def run(session: Session, prompt: str, **options: Any) -> Any:
+    """Run ``prompt`` in a conversation of ``session`` and return the final answer (see
+    :func:`_run` for the options). The kernel reads busy until the run ends
+    (:func:`~aimu_jupyter.kernel_status.kernel_busy`), whatever the frontend sends meanwhile."""
+    with kernel_busy(getattr(session.shell, "kernel", None)):
+        return await _run(session, prompt, **options)
+
+
+async def _run(
     session: Session,
     prompt: str,
     *,
