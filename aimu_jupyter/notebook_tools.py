@@ -113,6 +113,7 @@ def make_notebook_tools(shell: Any) -> list[Callable[..., str]]:
     for reading in (list_variables, describe_variable, read_cells):
         reading.__tool_read_only__ = True
     add_cell.__tool_read_only__ = False
+    add_cell.__tool_code__ = {"source": "python"}
     return [list_variables, describe_variable, read_cells, add_cell]
 
 

@@ -97,6 +97,7 @@ async def _run(
         mode=mode,
         ask=view.ask,
         always_allowed=conversation.always_allowed,
+        always_chosen=conversation.always_chosen,
     )
     stop = asyncio.Event()
     inbox = Inbox() if view.may_draw_widgets else None  # someone may type into the box
@@ -125,6 +126,7 @@ async def _run(
     if inbox is not None:
         showing = asyncio.ensure_future(_show_box(view, inbox, boxes, fields, record.inbox))
     decided_by = getattr(policy, "decided_by", None)
+    allowed_always = getattr(policy, "allowed_always", None)
     stream = agent.stream(prompt, schema=answer_type)
     try:
         with wake_on_signals():
@@ -133,6 +135,8 @@ async def _run(
                 if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
                     by = decided_by(chunk.content.get("name", ""))
                 record.apply(chunk, approved_by=by)
+                if chunk.phase is Phase.TOOL_RESULT and allowed_always is not None:
+                    _note_always(record, chunk.content, allowed_always)
                 view.feed(chunk)
                 if stop.is_set():
                     raise KeyboardInterrupt
@@ -159,6 +163,18 @@ async def _run(
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)
     return record.answer
+
+
+def _note_always(
+    record: RunRecord, content: dict[str, Any], allowed_always: Callable[[str], str | None]
+) -> None:
+    """Mark a call that "Always allow" let through without asking, on its card."""
+    card = record.pending_tool(str(content.get("id", "")))
+    if card is None or card["approval"] is not None:
+        return
+    chosen = allowed_always(str(content.get("name", "")))
+    if chosen is not None:
+        record.allowed_always(card["id"], chosen)
 
 
 async def _show_box(

@@ -43,6 +43,8 @@ class Conversation:
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     always_allowed: set[str] = field(default_factory=set)
+    #: Where each "Always allow" was chosen (a call's one-line label), by allowance key.
+    always_chosen: dict[str, str] = field(default_factory=dict)
 
 
 class Session:

@@ -338,4 +338,5 @@ def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str])
     python.__doc__ = _PYTHON_DOC.format(**describe_modules(runner.allowed))
     made = tool(name="python", read_only=False)(python)
     made.code_log = log
+    made.__tool_code__ = {"code": "python"}
     return made

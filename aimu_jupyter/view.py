@@ -131,7 +131,7 @@ def open_view(
         return RunView(record, live=live, ask=StdinAsk())
     from aimu_jupyter.panel import ApprovalPanels
 
-    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
+    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record)
     if draws:
         return RunView(record, live=live, ask=panels.ask, draws_widgets=True)
     from aimu_jupyter.frontend import FrontendProbe
