@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +69,8 @@ class RunRecord:
         self._sees_images = sees_images_spec(model) if sees_images is None else sees_images
         #: While the run takes messages: the key the lab extension claims its inbox by.
         self.inbox: str | None = None
+        #: Names the run, so a frontend can ask the kernel whether it still goes on.
+        self.run = uuid.uuid4().hex
         self._images_sent: dict[tuple[str, int], int] = {}
 
     # -- folding -------------------------------------------------------------------------
@@ -246,6 +249,7 @@ class RunRecord:
             "duration_s": self.duration_s,
             "events": self.events,
             "inbox": self.inbox,
+            "run": self.run,
         }
 
     def markdown(self) -> str:

@@ -120,6 +120,9 @@ async def _run(
     if fields is not None:
         record.inbox = uuid.uuid4().hex
         fields.open(record.inbox, inbox)
+    running = session.inbox_fields
+    if running is not None:
+        running.running.add(record.run)
     view.show()
     boxes: list[InboxBox] = []
     showing = None
@@ -159,6 +162,8 @@ async def _run(
         if fields is not None and record.inbox is not None:
             fields.close(record.inbox)
             record.inbox = None  # the extension's field goes with the final record
+        if running is not None:
+            running.running.discard(record.run)
         await view.close(completed=record.status == "done")
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)

@@ -17,6 +17,7 @@ export interface CommLike {
   send(data: Record<string, unknown>): unknown;
   close(): unknown;
   onMsg: ((msg: { content: { data: unknown } }) => void | PromiseLike<void>) | null;
+  onClose?: ((msg: unknown) => void | PromiseLike<void>) | null;
 }
 
 export interface KernelLike {

@@ -93,6 +93,7 @@ SCHEMA = {
         "duration_s": {"type": "number"},
         "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
         "inbox": {"type": ["string", "null"]},
+        "run": {"type": "string"},
     },
 }
 
