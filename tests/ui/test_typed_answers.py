@@ -82,7 +82,7 @@ def test_a_reason_typed_key_by_key_reaches_the_model_whole_in_jupyterlab(
     check_denied_with(page, reason)
 
 
-WAITING = '''\
+WAITING = """\
 import asyncio
 from pathlib import Path
 
@@ -94,7 +94,7 @@ async def wait_for_release() -> str:
 
 %tool wait_for_release
 m2 = ScriptedClient([call("wait_for_release"), "All done."], delay=0.01)
-'''
+"""
 
 
 def test_the_kernel_reads_busy_while_an_agent_cell_runs_and_idle_after(lab_page, jupyter_lab):
