@@ -74,11 +74,17 @@ class Frontend:
         return self.status[-1][0]
 
 
-def test_a_reason_typed_key_by_key_reaches_the_model_whole(kernel):
+def run_until_the_panel_shows(kernel) -> tuple[Frontend, str]:
+    """Start the denying run; return the frontend and the cell's request id once it asks."""
     kernel.ok(DENY_MODEL)
     frontend = Frontend(kernel)
     cell = kernel.client.execute("%%agent --model m --tools fs\nWrite x", allow_stdin=True)
     frontend.pump(frontend.panel_shown, what="the approval panel")
+    return frontend, cell
+
+
+def test_a_reason_typed_key_by_key_reaches_the_model_whole(kernel):
+    frontend, cell = run_until_the_panel_shows(kernel)
     reason = frontend.reason_box()
     typed = "not now"
     for end in range(1, len(typed) + 1):
@@ -92,10 +98,7 @@ def test_a_reason_typed_key_by_key_reaches_the_model_whole(kernel):
 
 
 def test_the_kernel_reads_busy_while_the_run_handles_widget_messages_and_idle_after(kernel):
-    kernel.ok(DENY_MODEL)
-    frontend = Frontend(kernel)
-    cell = kernel.client.execute("%%agent --model m --tools fs\nWrite x", allow_stdin=True)
-    frontend.pump(frontend.panel_shown, what="the approval panel")
+    frontend, cell = run_until_the_panel_shows(kernel)
     reason = frontend.reason_box()
     frontend.type_value(reason, "n")
     frontend.pump(lambda: frontend.kernel_state() == "busy", 5, "the kernel to read busy again")

@@ -22,12 +22,17 @@ m = ScriptedClient(
 """
 
 
+def start(page, lab, name: str, cells: list[str]) -> None:
+    """Write the notebook, open it and run all its cells (without waiting for them)."""
+    write_notebook(lab, name, cells)
+    open_notebook(page, lab, name)
+    run_all(page)
+
+
 def test_a_multi_line_python_call_is_approved_reading_its_lines(lab_page, jupyter_lab):
     page = lab_page
     agent = "%%agent --model m --tools python\nAdd up 0 to 9."
-    write_notebook(jupyter_lab, "code.ipynb", [SETUP + PYTHON_MODEL, agent])
-    open_notebook(page, jupyter_lab, "code.ipynb")
-    run_all(page)
+    start(page, jupyter_lab, "code.ipynb", [SETUP + PYTHON_MODEL, agent])
 
     panel = cell(page, 1).locator(".aimu-approval")
     panel.wait_for(state="visible")
@@ -47,9 +52,7 @@ def test_a_multi_line_python_call_is_approved_reading_its_lines(lab_page, jupyte
 def test_always_allow_is_recorded_on_every_call_it_covers(lab_page, jupyter_lab):
     page = lab_page
     agent = "%%agent --model m\nSave two notes."
-    write_notebook(jupyter_lab, "always.ipynb", [SETUP + ALWAYS_MODEL, agent])
-    open_notebook(page, jupyter_lab, "always.ipynb")
-    run_all(page)
+    start(page, jupyter_lab, "always.ipynb", [SETUP + ALWAYS_MODEL, agent])
     always = page.locator("button.aimu-approval-always")
     always.wait_for(state="visible")
     always.click()
@@ -70,9 +73,7 @@ def test_always_allow_is_recorded_on_every_call_it_covers(lab_page, jupyter_lab)
 def test_stopping_while_an_approval_waits_reads_stopped_by_you(lab_page, jupyter_lab):
     page = lab_page
     agent = "%%agent --model m\nSave two notes."
-    write_notebook(jupyter_lab, "stop.ipynb", [SETUP + ALWAYS_MODEL, agent])
-    open_notebook(page, jupyter_lab, "stop.ipynb")
-    run_all(page)
+    start(page, jupyter_lab, "stop.ipynb", [SETUP + ALWAYS_MODEL, agent])
     page.locator("button.aimu-approval-approve").wait_for(state="visible")
     assert prompt(page, 1) == "[*]:"
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:interrupt-kernel')")
