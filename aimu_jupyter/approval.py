@@ -20,6 +20,7 @@ from typing import Any
 
 from aimu.tools.approval import Denied, read_only
 from aimu.tools.identity import ToolIdentity, tool_identity
+from aimu_jupyter.record import call_label
 
 logger = logging.getLogger("aimu_jupyter")
 
@@ -70,6 +71,7 @@ class NotebookPolicy:
         mode: str | None = None,
         ask: Ask | None = None,
         always_allowed: set[ToolIdentity | str] | None = None,
+        always_chosen: dict[Any, str] | None = None,
     ):
         if mode is not None and mode not in MODES:
             raise ValueError(f"approval mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -77,12 +79,17 @@ class NotebookPolicy:
         self.ask = ask
         self.always_allowed = always_allowed if always_allowed is not None else set()
         self._sources: deque[tuple[str, str]] = deque()
+        #: Where "Always allow" was chosen, by allowance key (shown on the calls it covers).
+        self.always_chosen = always_chosen if always_chosen is not None else {}
+        self._let_through: deque[tuple[str, str]] = deque()
 
     def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
         """Whether this call of ``tool`` is put to the policy (and its decision recorded)."""
         allowed = self.always_allowed
-        if tool_name in allowed or allowance(tool_name, tool) in allowed:
-            return False
+        for key in (tool_name, allowance(tool_name, tool)):
+            if key in allowed:
+                self._let_through.append((tool_name, self.always_chosen.get(key, "")))
+                return False
         return self.mode == "ask" or read_only(tool) is False
 
     async def __call__(
@@ -117,8 +124,10 @@ class NotebookPolicy:
         if answer == "timeout":
             return self._fallback(tool_name, "timeout")
         if answer == "always":
-            self.always_allowed.add(allowance(tool_name, tool))
-            return self._decided(tool_name, "user", True)
+            key = allowance(tool_name, tool)
+            self.always_allowed.add(key)
+            self.always_chosen[key] = call_label(tool_name, arguments)
+            return self._decided(tool_name, "always", True)
         if answer == "approve":
             return self._decided(tool_name, "user", True)
         return self._decided(tool_name, "user", Denied(reason.strip()))
@@ -130,6 +139,15 @@ class NotebookPolicy:
                 del self._sources[index]
                 return source
         return "policy"
+
+    def allowed_always(self, tool_name: str) -> str | None:
+        """For the oldest unreported call of ``tool_name`` that "Always allow" let through,
+        the call where it was chosen (``""`` if unknown); ``None`` if there is none."""
+        for index, (name, chosen) in enumerate(self._let_through):
+            if name == tool_name:
+                del self._let_through[index]
+                return chosen
+        return None
 
     def _fallback(self, tool_name: str, source: str) -> bool | Denied:
         if headless_verdict(None) == "approve":

@@ -17,11 +17,11 @@ class AgentInterrupted(KeyboardInterrupt):
     so that a loop of ``await run_agent(...)`` calls stops rather than swallowing it.
     """
 
-    def __init__(self, message: str = "the agent run was interrupted; the conversation is kept"):
+    def __init__(self, message: str = "Stopped by you; the conversation is kept."):
         super().__init__(message)
 
     def _render_traceback_(self) -> list[str]:
-        return [f"AgentInterrupted: {visible(str(self))}"]
+        return [visible(str(self))]  # a deliberate stop, said calmly: no class name
 
 
 class AgentFailed(RuntimeError):

@@ -20,6 +20,10 @@ from typing import Any
 from aimu.agents.inbox import Inbox
 
 TARGET = "aimu.inbox"
+#: The comm target the extension asks whether a record's run still goes on in this kernel:
+#: ``{"run": id}`` is answered ``{"running": bool}``. A saved record still marked running
+#: whose kernel does not know it (restarted, died, another kernel) did not finish.
+RUNNING_TARGET = "aimu.run"
 #: How long a run waits for the extension to claim its inbox before showing a widget box.
 CLAIM_SECONDS = 1.5
 
@@ -39,7 +43,10 @@ class InboxFields:
     def __init__(self, kernel: Any) -> None:
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
+        #: The ids of the runs going on in this kernel (:data:`RUNNING_TARGET`).
+        self.running: set[str] = set()
         kernel.comm_manager.register_target(TARGET, self._opened)
+        kernel.comm_manager.register_target(RUNNING_TARGET, self._asked_running)
 
     def open(self, key: str, inbox: Inbox) -> None:
         with self._lock:
@@ -63,6 +70,9 @@ class InboxFields:
         with self._lock:
             run = self._runs.pop(key, None)
         return run.sent if run is not None else []
+
+    def _asked_running(self, comm: Any, message: dict[str, Any]) -> None:
+        comm.send({"running": _data(message).get("run") in self.running})
 
     def _opened(self, comm: Any, message: dict[str, Any]) -> None:
         key = _data(message).get("run")

@@ -362,29 +362,32 @@ class AimuMagics(Magics):
                 f"--each runs every row in a fresh conversation of its own; {', '.join(unused)} "
                 "does not apply to it"
             )
-        return await run_each(
-            self.session,
-            template,
-            args.each,
-            out=args.out,
-            concurrency=args.concurrency,
-            checkpoint=args.checkpoint,
-            model=args.model,
-            tools=args.tools,
-            approve=args.approve,
-            system=args.system,
-            max_iterations=args.max_iterations,
-            thinking=args.thinking,
-            generate_kwargs=args.option,
-            compact=args.compact,
-            schema=args.schema,
-            trust_mcp=args.trust_mcp,
-            cache=args.cache,
-            fresh=args.fresh,
-            backend=args.backend,
-            max_cost=args.max_cost,
-            poll_interval=args.poll_interval,
-        )
+        from aimu_jupyter.kernel_status import kernel_busy
+
+        with kernel_busy(getattr(self.shell, "kernel", None)):
+            return await run_each(
+                self.session,
+                template,
+                args.each,
+                out=args.out,
+                concurrency=args.concurrency,
+                checkpoint=args.checkpoint,
+                model=args.model,
+                tools=args.tools,
+                approve=args.approve,
+                system=args.system,
+                max_iterations=args.max_iterations,
+                thinking=args.thinking,
+                generate_kwargs=args.option,
+                compact=args.compact,
+                schema=args.schema,
+                trust_mcp=args.trust_mcp,
+                cache=args.cache,
+                fresh=args.fresh,
+                backend=args.backend,
+                max_cost=args.max_cost,
+                poll_interval=args.poll_interval,
+            )
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
         from aimu_jupyter import runner

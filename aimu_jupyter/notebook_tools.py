@@ -113,6 +113,7 @@ def make_notebook_tools(
     for reading in (list_variables, describe_variable, read_cells):
         reading.__tool_read_only__ = True
     add_cell.__tool_read_only__ = False
+    add_cell.__tool_code__ = {"source": "python"}
     from aimu_jupyter.cell_tools import make_cell_tools
 
     cell_tools = make_cell_tools(

@@ -14,36 +14,47 @@ in short slices so an interrupt lands at once, and gives up after ``timeout`` se
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
-from aimu._display import html_text, visible_line
-from aimu_jupyter.record import pretty_arguments
+from aimu._display import html_text, visible, visible_line
+from aimu_jupyter.record import MIME_TYPE, RunRecord, ordered_names
 
 #: The wait for a click is taken in slices this long (seconds).
 SLICE = 0.25
+#: Turns of the event loop the panel gives the record to take in the call it asks about.
+CATCH_UP = 20
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
-_STYLE = "margin:0;max-height:18em;overflow:auto;white-space:pre-wrap"
+_CODE_STYLE = (
+    "margin:0 0 6px;max-height:24em;overflow:auto;white-space:pre;padding:6px 8px;"
+    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,13px);"
+    "background:var(--jp-cell-editor-background,#f5f5f5);"
+    "border:1px solid var(--jp-border-color2,#ddd);border-radius:3px"
+)
+_TABLE_STYLE = "border-collapse:collapse;margin:0 0 6px"
+_CELL_STYLE = "padding:1px 10px 1px 0;vertical-align:top;text-align:left"
 
 
 class ApprovalPanels:
     """Asks about one call at a time in the run's output.
 
     ``show(extra)`` publishes the record with the panel's widget view (``None``: without);
-    ``context()`` is the record's MIME bundle, repeated inside the panel while it waits.
+    ``record`` is repeated inside the panel while it waits, without its "tell the agent…"
+    field, so the panel follows the call it asks about.
     """
 
     def __init__(
         self,
         timeout: float,
         show: Callable[[dict[str, Any] | None], None],
-        context: Callable[[], dict[str, Any]],
+        record: RunRecord,
     ):
         self.timeout = timeout
         self._show = show
-        self._context = context
+        self._record = record
 
     async def ask(
         self,
@@ -69,13 +80,15 @@ class ApprovalPanels:
 
             loop.call_soon_threadsafe(settle)
 
+        card = await self._waiting_card(tool_name)
         so_far = widgets.Output()
-        so_far.outputs = ({"output_type": "display_data", "data": self._context(), "metadata": {}},)
+        context = self._record.bundle()
+        context[MIME_TYPE] = {**context[MIME_TYPE], "inbox": None}
+        so_far.outputs = ({"output_type": "display_data", "data": context, "metadata": {}},)
         name = html_text(visible_line(tool_name))
         asker = f"Sub-agent <code>{html_text(visible_line(agent))}</code> asks: a" if agent else "A"
         title = widgets.HTML(f"<b>{asker}pprove a call to <code>{name}</code>?</b>")
-        shown = html_text(pretty_arguments(arguments, fold=False))
-        args = widgets.HTML(f"<pre style='{_STYLE}'>{shown}</pre>")
+        args = widgets.HTML(arguments_html(arguments, card))
         if preview is not None:
             args = widgets.Output(
                 outputs=({"output_type": "display_data", "data": preview, "metadata": {}},),
@@ -126,6 +139,48 @@ class ApprovalPanels:
         finally:
             self._show(None)
             _close(whole)
+
+    async def _waiting_card(self, tool_name: str) -> dict[str, Any]:
+        """The card of the call waiting for this answer ({} if not found), once the record
+        has taken in the chunks that announced it (they may still be queued)."""
+        for _ in range(CATCH_UP):
+            for card in reversed(list(self._record.tool_cards())):
+                if card["name"] == tool_name and card["status"] == "awaiting_approval":
+                    return card
+            await asyncio.sleep(0)
+        return {}
+
+
+def arguments_html(arguments: dict[str, Any], card: dict[str, Any]) -> str:
+    """The call's arguments on the panel: each that is code as a monospace block, the others
+    as a small table, all in full (a panel shows what it approves)."""
+    code = card.get("code") or {}
+    names = ordered_names({**card, "arguments": arguments}) if isinstance(arguments, dict) else []
+    rows = []
+    blocks = []
+    for name in names:
+        value = arguments[name]
+        if name in code:
+            label = _shown(name) + (f" ({_shown(code[name])})" if code[name] else "")
+            blocks.append(
+                f"<div><code>{label}</code></div>"
+                f"<pre style='{_CODE_STYLE}'>{_shown(str(value))}</pre>"
+            )
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        rows.append(
+            f"<tr><th style='{_CELL_STYLE}'><code>{_shown(name)}</code></th>"
+            f"<td style='{_CELL_STYLE};white-space:pre-wrap'>{_shown(text)}</td></tr>"
+        )
+    table = f"<table style='{_TABLE_STYLE}'>{''.join(rows)}</table>" if rows else ""
+    if not isinstance(arguments, dict):
+        table = f"<pre style='{_CODE_STYLE}'>{_shown(json.dumps(arguments))}</pre>"
+    return table + "".join(blocks)
+
+
+def _shown(text: str) -> str:
+    """Text for the panel's HTML, its control and bidi characters made visible."""
+    return html_text(visible(text))
 
 
 def _close(widget: Any) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,11 @@ FOLD_LINES = 12
 #: Argument values longer than this are shortened in the Markdown view.
 ARGUMENT_CHARS = 300
 
-_APPROVAL_SOURCES = ("user", "policy", "timeout")
+_APPROVAL_SOURCES = ("user", "policy", "timeout", "always")
+#: What a call stopped by the user (the stop button, an interrupt) says, whatever it was doing.
+STOPPED = "stopped by you"
+#: What a record still running says about itself, for a copy saved before the run ended.
+UNFINISHED = "if this notebook was reopened, the run did not finish: the kernel stopped"
 #: What a card with images says when the run's model reads text only.
 UNSEEN = "The model did not see the images: it reads text only."
 
@@ -76,6 +81,8 @@ class RunRecord:
         self._sees_images = sees_images_spec(model) if sees_images is None else sees_images
         #: While the run takes messages: the key the lab extension claims its inbox by.
         self.inbox: str | None = None
+        #: Names the run, so a frontend can ask the kernel whether it still goes on.
+        self.run = uuid.uuid4().hex
         self._images_sent: dict[tuple[str, int], int] = {}
 
     # -- folding -------------------------------------------------------------------------
@@ -96,6 +103,8 @@ class RunRecord:
         elif phase is Phase.TOOL_CALL:
             card = self._card(events, content)
             card["arguments"] = content.get("arguments") or {}
+            card["argument_names"] = _names(card["arguments"])
+            card["code"] = _code_arguments(content.get("code"), card["arguments"])
             if card["status"] not in ("awaiting_approval", "denied"):
                 card["status"] = "running"
         elif phase is Phase.APPROVAL_REQUESTED:
@@ -112,6 +121,8 @@ class RunRecord:
             }
             if content.get("why"):
                 card["approval"]["why"] = content["why"]
+            if by == "always":
+                card["approval"]["chosen_at"] = ""
             card["status"] = "running" if approved else "denied"
         elif phase is Phase.TOOL_PROGRESS:
             card = self._card(events, content)
@@ -140,6 +151,14 @@ class RunRecord:
             stop = content.get("stop_reason")
             self.finish("interrupted" if stop == "interrupted" else "done")
 
+    def allowed_always(self, call_id: str, chosen_at: str) -> None:
+        """Record that call ``call_id`` ran without asking because "Always allow" was chosen
+        for its tool at the call ``chosen_at`` describes."""
+        card = self.pending_tool(call_id)
+        if card is not None and card["approval"] is None:
+            card["approval"] = {"approved": True, "reason": "", "by": "always"}
+            card["approval"]["chosen_at"] = chosen_at
+
     def _images_note(self, chunk: StreamChunk, images: list[dict[str, Any]]) -> str:
         """What the card says about images the model will not get (the providers' rules)."""
         if not images:
@@ -165,14 +184,19 @@ class RunRecord:
         if self._ended is None:
             self._ended = self._clock()
         for card in _walk_tools(self.events):
+            if card["status"] not in ("awaiting_approval", "running"):
+                continue
+            if status == "interrupted":
+                card["status"] = "stopped"
+                continue
             if card["status"] == "awaiting_approval":
                 card["status"] = "denied"
                 card["approval"] = {
                     "approved": False,
-                    "by": "user",
-                    "reason": "approval abandoned: the run was stopped",
+                    "by": "policy",
+                    "reason": "the run ended before anyone answered",
                 }
-            if card["status"] == "running":
+            else:
                 card["status"] = "error"
                 card["is_error"] = True
                 if card["result"] is None:
@@ -180,6 +204,10 @@ class RunRecord:
                         "Stopped: the run ended while this call was running; it may have "
                         "done part of its work."
                     )
+
+    def tool_cards(self):
+        """Every tool card, sub-agents' included, in order."""
+        return _walk_tools(self.events)
 
     def pending_tool(self, call_id: str) -> dict[str, Any] | None:
         """The tool card with ``call_id``, wherever it is nested."""
@@ -216,6 +244,8 @@ class RunRecord:
                 "id": call_id,
                 "name": str(content.get("name", "")),
                 "arguments": content.get("arguments") or {},
+                "argument_names": _names(content.get("arguments")),
+                "code": {},
                 "status": "running",
                 "progress": [],
                 "result": None,
@@ -244,6 +274,7 @@ class RunRecord:
             "events": self.events,
             "inbox": self.inbox,
             **({"replayed": self._replayed_json()} if self.replayed else {}),
+            "run": self.run,
         }
 
     def _replayed_json(self) -> dict[str, Any]:
@@ -255,7 +286,7 @@ class RunRecord:
         if self.status == "running" and not parts:
             parts.append("*Thinking…*")
         if self.status == "interrupted":
-            parts.append("**Interrupted.** The run was stopped; the conversation is kept.")
+            parts.append(f"**{STOPPED.capitalize()}.** The conversation is kept.")
         elif self.status == "error":
             parts.append(f"**Error:** {_inline(self.error or 'the run failed')}")
         parts.append(f"<sub>{_inline(self.footer())}</sub>")
@@ -265,7 +296,7 @@ class RunRecord:
         """The run as plain text, for frontends that render nothing richer."""
         lines = _events_plain(self.events, indent="")
         if self.status == "interrupted":
-            lines.append("[interrupted] The run was stopped; the conversation is kept.")
+            lines.append(f"[{STOPPED}] The conversation is kept.")
         elif self.status == "error":
             lines.append(f"[error] {self.error or 'the run failed'}")
         lines.append(f"-- {self.footer()}")
@@ -282,7 +313,11 @@ class RunRecord:
         if self.price is not None:
             parts.append(format_money(self.price.cost(usage)))
         parts.append(f"{self.duration_s:.1f} s")
-        if self.status != "done":
+        if self.status == "running":
+            parts.append(f"running… ({UNFINISHED})")
+        elif self.status == "interrupted":
+            parts.append(STOPPED)
+        elif self.status != "done":
             parts.append(self.status)
         if self.replayed:
             parts.append(replayed_note(self.replayed, self._turns))
@@ -350,6 +385,7 @@ _STATUS_LABEL = {
     "done": "done",
     "error": "failed",
     "denied": "not run",
+    "stopped": STOPPED,
 }
 
 
@@ -378,9 +414,7 @@ def _tool_markdown(card: dict[str, Any], final: bool) -> str:
     if approval:
         head += f" · {_inline(approval)}"
     lines = [head]
-    arguments = card["arguments"]
-    if arguments:
-        lines.append(_details("arguments", fence(visible(pretty_arguments(arguments)), "json")))
+    lines.extend(arguments_markdown(card))
     if card["progress"] and card["status"] == "running":
         lines.append(f"> {_inline(progress_text(card['progress'][-1]))}")
     if card["children"]:
@@ -426,10 +460,93 @@ def approval_line(approval: dict[str, Any] | None) -> str:
     if by == "timeout":
         verdict = "approved" if approval.get("approved") else "denied"
         return f"timed out: {verdict} by policy{asked}"
+    if by == "always":
+        chosen = approval.get("chosen_at")
+        return f"allowed: Always allow, chosen {f'at {chosen}' if chosen else 'here'}"
     if approval.get("approved"):
         return ("approved" if by == "user" else "approved by policy") + asked
     text = "denied" if by == "user" else "denied by policy"
     return (f"{text}: {reason}" if reason else text) + asked
+
+
+def arguments_markdown(card: dict[str, Any]) -> list[str]:
+    """A call's arguments as a reader wants them: each argument that is code as a code
+    block, the others as a small table (long values shortened)."""
+    arguments = card["arguments"]
+    if not isinstance(arguments, dict):
+        return (
+            [_details("arguments", fence(pretty_arguments(arguments), "json"))] if arguments else []
+        )
+    code = card.get("code") or {}
+    names = ordered_names(card)
+    parts = []
+    plain = [name for name in names if name not in code]
+    if plain:
+        rows = [f"| `{_cell(name)}` | {_cell(_value_text(arguments[name]))} |" for name in plain]
+        parts.append("\n".join(["| argument | value |", "| --- | --- |", *rows]))
+    for name in names:
+        if name not in code:
+            continue
+        label = f"`{_inline(name)}`" + (f" ({code[name]})" if code[name] else "")
+        block = fence(str(arguments[name]), code[name])
+        text = str(arguments[name])
+        if len(text) > FOLD_CHARS or text.count("\n") >= FOLD_LINES:
+            parts.append(_details(f"{label}: {text.count(chr(10)) + 1:,} lines", block))
+        else:
+            parts.append(f"{label}:\n\n{block}")
+    return parts
+
+
+def call_label(tool_name: str, arguments: Any, limit: int = 60) -> str:
+    """``name(a=1, b="x")``, one short line naming a call to a person."""
+    if isinstance(arguments, dict):
+        shown = ", ".join(
+            f"{k}={_value_text(v)!r}" if isinstance(v, str) else f"{k}={_value_text(v)}"
+            for k, v in arguments.items()
+        )
+    else:
+        shown = _value_text(arguments)
+    shown = _inline(shown)
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return f"{tool_name}({shown})"
+
+
+def ordered_names(card: dict[str, Any]) -> list[str]:
+    """The card's argument names in the order the model gave them (a saved notebook sorts
+    JSON keys; ``argument_names`` keeps the order)."""
+    arguments = card["arguments"] if isinstance(card["arguments"], dict) else {}
+    order = [n for n in card.get("argument_names") or () if n in arguments]
+    return order + [n for n in arguments if n not in order]
+
+
+def _names(arguments: Any) -> list[str]:
+    return list(arguments) if isinstance(arguments, dict) else []
+
+
+def _code_arguments(declared: Any, arguments: Any) -> dict[str, str]:
+    """The tool's ``__tool_code__`` entries naming string arguments of this call."""
+    if not isinstance(declared, dict) or not isinstance(arguments, dict):
+        return {}
+    return {
+        str(name): str(language or "")
+        for name, language in declared.items()
+        if isinstance(arguments.get(name), str)
+    }
+
+
+def _value_text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return (
+        text
+        if len(text) <= ARGUMENT_CHARS
+        else f"{text[:ARGUMENT_CHARS]}… ({len(text):,} characters)"
+    )
+
+
+def _cell(text: str) -> str:
+    """``text`` inside a Markdown table cell: one line, pipes and backticks kept literal."""
+    return _inline(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
 
 
 def _details(summary: str, body: str) -> str:

@@ -28,6 +28,7 @@ from aimu_jupyter.cells import logging_code_to
 from aimu_jupyter.errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.inbox_box import InboxBox
 from aimu_jupyter.inbox_field import InboxFields
+from aimu_jupyter.kernel_status import kernel_busy
 from aimu_jupyter.quiet import quiet_library_logs
 from aimu_jupyter.record import RunRecord
 from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
@@ -42,7 +43,15 @@ NO_MODEL = (
 )
 
 
-async def run(
+async def run(session: Session, prompt: str, **options: Any) -> Any:
+    """Run ``prompt`` in a conversation of ``session`` and return the final answer (see
+    :func:`_run` for the options). The kernel reads busy until the run ends
+    (:func:`~aimu_jupyter.kernel_status.kernel_busy`), whatever the frontend sends meanwhile."""
+    with kernel_busy(getattr(session.shell, "kernel", None)):
+        return await _run(session, prompt, **options)
+
+
+async def _run(
     session: Session,
     prompt: str,
     *,
@@ -102,6 +111,7 @@ async def run(
         mode=mode,
         ask=view.ask,
         always_allowed=conversation.always_allowed,
+        always_chosen=conversation.always_chosen,
     )
     stop = asyncio.Event()
     inbox = Inbox() if view.may_draw_widgets else None  # someone may type into the box
@@ -125,12 +135,16 @@ async def run(
     if fields is not None:
         record.inbox = uuid.uuid4().hex
         fields.open(record.inbox, inbox)
+    running = session.inbox_fields
+    if running is not None:
+        running.running.add(record.run)
     view.show()
     boxes: list[InboxBox] = []
     showing = None
     if inbox is not None:
         showing = asyncio.ensure_future(_show_box(view, inbox, boxes, fields, record.inbox))
     decided_by = getattr(policy, "decided_by", None)
+    allowed_always = getattr(policy, "allowed_always", None)
     stream = agent.stream(prompt, schema=answer_type)
     in_terminal = getattr(session.shell, "kernel", None) is None
     try:
@@ -141,6 +155,8 @@ async def run(
                 if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
                     by = decided_by(chunk.content.get("name", ""))
                 record.apply(chunk, approved_by=by)
+                if chunk.phase is Phase.TOOL_RESULT and allowed_always is not None:
+                    _note_always(record, chunk.content, allowed_always)
                 view.feed(chunk)
                 if stop.is_set():
                     raise KeyboardInterrupt
@@ -163,10 +179,24 @@ async def run(
         if fields is not None and record.inbox is not None:
             fields.close(record.inbox)
             record.inbox = None  # the extension's field goes with the final record
+        if running is not None:
+            running.running.discard(record.run)
         await view.close()
     if answer_type is not None:
         return run_options.structured_answer(record.answer, answer_type)
     return record.answer
+
+
+def _note_always(
+    record: RunRecord, content: dict[str, Any], allowed_always: Callable[[str], str | None]
+) -> None:
+    """Mark a call that "Always allow" let through without asking, on its card."""
+    card = record.pending_tool(str(content.get("id", "")))
+    if card is None or card["approval"] is not None:
+        return
+    chosen = allowed_always(str(content.get("name", "")))
+    if chosen is not None:
+        record.allowed_always(card["id"], chosen)
 
 
 async def _show_box(

@@ -51,6 +51,8 @@ class Conversation:
     always_allowed: set[Any] = field(default_factory=set)
     """Tool identities (:func:`aimu_jupyter.approval.allowance`)."""
     code_log: CodeLog = field(default_factory=CodeLog)
+    #: Where each "Always allow" was chosen (a call's one-line label), by tool identity.
+    always_chosen: dict[Any, str] = field(default_factory=dict)
     client: ModelClient | None = None
 
     def keep(self, client: ModelClient) -> ModelClient:

@@ -16,6 +16,7 @@ from aimu._display import visible
 from aimu.models.chunks import Phase, StreamChunk
 from aimu_jupyter.ask import call_text
 from aimu_jupyter.record import (
+    STOPPED,
     RunRecord,
     approval_line,
     image_line,
@@ -71,7 +72,7 @@ class TextStream:
         """The run's end: its status when it did not finish, then the footer."""
         record = self.record
         if record.status == "interrupted":
-            self._line("[interrupted] The run was stopped; the conversation is kept.")
+            self._line(f"[{STOPPED}] The conversation is kept.")
         elif record.status == "error":
             self._line(f"[error] {record.error or 'the run failed'}")
         self._line(f"-- {record.footer()}")

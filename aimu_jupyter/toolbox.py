@@ -379,4 +379,6 @@ def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str])
         return outcome.result()
 
     python.__doc__ = _PYTHON_DOC.format(**describe_modules(runner.allowed))
-    return tool(name="python", read_only=False)(python)
+    made = tool(name="python", read_only=False)(python)
+    made.__tool_code__ = {"code": "python"}
+    return made

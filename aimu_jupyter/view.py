@@ -129,6 +129,7 @@ def open_view(
         return RunView(record, live=LiveDisplay(record.bundle, _publisher()), ask=StdinAsk())
     from aimu_jupyter.panel import ApprovalPanels
 
+    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record)
     if draws:
         live = LiveDisplay(record.bundle, _publisher())
         panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)

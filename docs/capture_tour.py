@@ -1,5 +1,10 @@
-"""Take docs/tour.png: ``%%agent`` in a real JupyterLab, a tool card filled in by a streaming
-tool, and the next call waiting for approval.
+"""Take the pictures in docs/: ``%%agent`` in a real JupyterLab.
+
+- ``approval-python.png``: a multi-line ``python`` call waiting for approval, its code shown
+  as code, after a streaming tool's card filled in;
+- ``approval-write.png`` (also ``tour.png``): a ``write_file`` call waiting, its path in a
+  small table and the file's text as a block;
+- ``record.png``: the finished record, each call saying who approved it.
 
 Run by hand: ``.venv/bin/python docs/capture_tour.py``.
 
@@ -10,6 +15,7 @@ is the same every time.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -28,7 +34,7 @@ from lab_harness import (  # noqa: E402
     write_notebook,
 )
 
-OUTPUT = ROOT / "docs" / "tour.png"
+DOCS = ROOT / "docs"
 
 SETUP = '''\
 %load_ext aimu
@@ -49,29 +55,28 @@ def check_prices(shops: list[str]):
     return "\\n".join(f"{shop}: {prices.get(shop, 3.0):.2f} EUR" for shop in shops)
 
 
-def save_report(path: str, text: str) -> str:
-    """Save a short report as a text file.
-
-    Args:
-        path: File to write.
-        text: The report.
-    """
-    return f"saved {len(text)} characters to {path}"
-
-
 %tool check_prices
-%tool --ask save_report
 m = ScriptedClient([
     reply("I'll compare the three shops first.",
           tool_calls=[call("check_prices", shops=["Harbour Café", "Bean There", "Mill Lane"])]),
+    reply("Now the average, in Python.",
+          tool_calls=[call("python", code=(
+              "prices = {'Harbour Café': 3.10, 'Bean There': 3.40, 'Mill Lane': 2.90}\\n"
+              "average = sum(prices.values()) / len(prices)\\n"
+              "cheapest = min(prices, key=prices.get)\\n"
+              "print(f'{cheapest}: {prices[cheapest]:.2f} EUR, average {average:.2f} EUR')"))]),
     reply("Mill Lane is cheapest at 2.90 EUR. Saving the report now.",
-          tool_calls=[call("save_report", path="coffee.txt",
-                           text="Cheapest cappuccino: Mill Lane, 2.90 EUR.")]),
-    "Saved **coffee.txt**.",
+          tool_calls=[call("write_file", path="coffee.txt",
+                           content="Cheapest cappuccino: Mill Lane, 2.90 EUR.\\n"
+                                   "Average of the three shops: 3.13 EUR.\\n")]),
+    "Saved **coffee.txt**: Mill Lane is the cheapest, 23 cents under the average.",
 ], delay=0.02)
 '''
 
-AGENT = "%%agent --model m\nCompare cappuccino prices at our three shops and save a short report."
+AGENT = (
+    "%%agent --model m --tools python,fs\n"
+    "Compare cappuccino prices at our three shops and save a short report."
+)
 
 
 def main() -> None:
@@ -85,22 +90,30 @@ def main() -> None:
                 browser = playwright.chromium.launch(
                     executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
                 )
-                page = browser.new_page(viewport={"width": 1100, "height": 760})
+                page = browser.new_page(viewport={"width": 1100, "height": 1400})
                 page.set_default_timeout(120_000)
                 open_notebook(page, lab, "tour.ipynb")
                 page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
                 run_all(page)
-                approve = page.locator("button.aimu-approval-approve")
-                approve.wait_for(state="visible")
+                for name in ("approval-python.png", "approval-write.png"):
+                    approve = page.locator("button.aimu-approval-approve")
+                    approve.wait_for(state="visible")
+                    page.wait_for_timeout(500)  # let the output settle for the picture
+                    cell(page, 1).screenshot(path=str(DOCS / name))
+                    approve.click()
+                    approve.wait_for(state="detached")
+                cell(page, 1).get_by_text("23 cents under").first.wait_for()
+                page.evaluate(
+                    "() => document.querySelectorAll('.aimu-tool').forEach(d => d.open = true)"
+                )
                 cell(page, 1).scroll_into_view_if_needed()
                 page.wait_for_timeout(500)
-                page.locator(".jp-NotebookPanel").screenshot(path=str(OUTPUT))
-                approve.click()
-                page.locator(".jp-Notebook").get_by_text("Saved").first.wait_for()
+                cell(page, 1).screenshot(path=str(DOCS / "record.png"))
                 browser.close()
         finally:
             stop_jupyter_lab(proc)
-    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    shutil.copyfile(DOCS / "approval-write.png", DOCS / "tour.png")
+    print("wrote docs/approval-python.png, docs/approval-write.png (= tour.png), docs/record.png")
 
 
 if __name__ == "__main__":

@@ -499,7 +499,16 @@ class AgentCore:
             queue.put_nowait(chunk)
 
         async def run_one(call: ToolCallRequest) -> None:
-            emit(Phase.TOOL_CALL, {"id": call.id, "name": call.name, "arguments": call.arguments})
+            code = getattr(tools.get(call.name), "__tool_code__", None)
+            emit(
+                Phase.TOOL_CALL,
+                {
+                    "id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                    "code": dict(code) if isinstance(code, dict) else {},
+                },
+            )
             if sink:
                 sink(
                     ev.ToolCallStarted(

@@ -19,7 +19,8 @@ class Phase(StrEnum):
     ============================  ==========================================================
     ``TEXT``                      a piece of the model's answer (``str``)
     ``THINKING``                  a piece of the model's reasoning (``str``)
-    ``TOOL_CALL``                 a call about to run: ``{"id", "name", "arguments"}``
+    ``TOOL_CALL``                 a call about to run: ``{"id", "name", "arguments",
+                                  "code"}`` (``code``: the tool's ``__tool_code__``)
     ``TOOL_PROGRESS``             what a streaming tool yielded: ``{"id", "name", "progress"}``
     ``TOOL_RESULT``               ``{"id", "name", "result", "is_error", "images"}``
     ``APPROVAL_REQUESTED``        ``{"id", "name", "arguments", "why"}``

@@ -9,6 +9,9 @@ the function itself, which is returned unchanged:
 - ``__tool_read_only__``: ``True`` if the tool only reads, ``False`` if it writes, executes,
   submits or spawns, ``None`` if undeclared. Approval gates read it (see
   :func:`aimu.tools.approval.read_only`), so whether a call asks is a property of the tool.
+- ``__tool_code__`` (optional, set by the tool's author): ``{parameter: language}`` for the
+  parameters that hold code or file text (``"python"``, ``"sh"``, ``""`` for text), so a
+  person approving the call reads them as code, not as one escaped line.
 """
 
 from __future__ import annotations

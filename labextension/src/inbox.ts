@@ -17,6 +17,7 @@ export interface CommLike {
   send(data: Record<string, unknown>): unknown;
   close(): unknown;
   onMsg: ((msg: { content: { data: unknown } }) => void | PromiseLike<void>) | null;
+  onClose?: ((msg: unknown) => void | PromiseLike<void>) | null;
 }
 
 export interface KernelLike {
@@ -60,8 +61,20 @@ export class InboxField {
     this.comm.open({ run: key });
   }
 
+  /**
+   * Remove the field once the run ended. Text typed but not sent is kept where the field
+   * was, saying it was not sent, so nothing the person wrote vanishes silently.
+   */
   dispose(): void {
-    this.node.remove();
+    const unsent = this.input.value.trim();
+    if (unsent && !this.node.hidden && this.comm) {
+      const note = document.createElement('div');
+      note.className = 'aimu-inbox-unsent';
+      note.textContent = `Not sent (the run ended first): ${unsent}`;
+      this.node.replaceWith(note);
+    } else {
+      this.node.remove();
+    }
     const comm = this.comm;
     this.comm = null;
     try {
@@ -89,5 +102,6 @@ export class InboxField {
     }
     this.comm.send({ text });
     this.input.value = '';
+    this.status.textContent = `Sending: ${text}…`; // at once; the kernel's answer follows
   }
 }

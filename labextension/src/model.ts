@@ -13,8 +13,9 @@ export const MIME_TYPE = 'application/vnd.aimu.run+json';
 /** The record versions this renderer understands. */
 export const SUPPORTED_VERSION = 1;
 
-export type RunStatus = 'running' | 'done' | 'interrupted' | 'error';
-export type ToolStatus = 'awaiting_approval' | 'running' | 'done' | 'error' | 'denied';
+/** `unfinished`: never written by the kernel; a running record whose run is gone (see asUnfinished). */
+export type RunStatus = 'running' | 'done' | 'interrupted' | 'error' | 'unfinished';
+export type ToolStatus = 'awaiting_approval' | 'running' | 'done' | 'error' | 'denied' | 'stopped';
 
 export interface ImageRecord {
   data: string;
@@ -25,7 +26,9 @@ export interface ImageRecord {
 export interface ApprovalRecord {
   approved: boolean;
   reason: string;
-  by: 'user' | 'policy' | 'timeout';
+  /** `always`: "Always allow" let the call through (`chosen_at`: the call it was chosen at). */
+  by: 'user' | 'policy' | 'timeout' | 'always';
+  chosen_at?: string;
 }
 
 export interface TextEvent {
@@ -39,6 +42,10 @@ export interface ToolEvent {
   id: string;
   name: string;
   arguments: unknown;
+  /** The arguments' names in the model's order (a saved notebook sorts JSON keys). */
+  argument_names: string[];
+  /** Arguments that are code, by name: their language (`''`: plain text). */
+  code: Record<string, string>;
   status: ToolStatus;
   progress: unknown[];
   result: string | null;
@@ -63,6 +70,8 @@ export interface RunRecord {
   events: RunEvent[];
   /** Which turns a response cache answered, as the footer says it (absent: none). */
   replayed?: string;
+  /** Names the run, so the renderer can ask the kernel whether it still goes on. */
+  run: string;
 }
 
 /** Raised when the data is not a run record this renderer can draw. */
@@ -79,9 +88,10 @@ const TOOL_STATUSES: ReadonlySet<string> = new Set([
   'running',
   'done',
   'error',
-  'denied'
+  'denied',
+  'stopped'
 ]);
-const APPROVERS: ReadonlySet<string> = new Set(['user', 'policy', 'timeout']);
+const APPROVERS: ReadonlySet<string> = new Set(['user', 'policy', 'timeout', 'always']);
 const IMAGE_MIME = /^image\/[a-z0-9.+-]+$/i;
 const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
@@ -117,8 +127,19 @@ function parseApproval(value: unknown): ApprovalRecord | null {
   return {
     approved: value.approved === true,
     reason: str(value.reason),
-    by: (APPROVERS.has(by) ? by : 'policy') as ApprovalRecord['by']
+    by: (APPROVERS.has(by) ? by : 'policy') as ApprovalRecord['by'],
+    chosen_at: str(value.chosen_at)
   };
+}
+
+function parseCode(value: unknown): Record<string, string> {
+  const code: Record<string, string> = {};
+  if (isObject(value)) {
+    for (const [name, language] of Object.entries(value)) {
+      code[name] = str(language);
+    }
+  }
+  return code;
 }
 
 function parseEvents(value: unknown, depth: number): RunEvent[] {
@@ -139,6 +160,10 @@ function parseEvents(value: unknown, depth: number): RunEvent[] {
         id: str(raw.id),
         name: str(raw.name, '(unnamed tool)'),
         arguments: raw.arguments ?? {},
+        argument_names: Array.isArray(raw.argument_names)
+          ? raw.argument_names.filter((n): n is string => typeof n === 'string')
+          : [],
+        code: parseCode(raw.code),
         status: (TOOL_STATUSES.has(status) ? status : 'running') as ToolStatus,
         progress: Array.isArray(raw.progress) ? raw.progress : [],
         result: typeof raw.result === 'string' ? raw.result : null,
@@ -189,7 +214,8 @@ export function parseRecord(data: unknown): RunRecord {
     usage: { input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens) },
     duration_s: num(data.duration_s),
     events: parseEvents(data.events, 0),
-    ...(replayed ? { replayed } : {})
+    ...(replayed ? { replayed } : {}),
+    run: str(data.run)
   };
 }
 
@@ -215,6 +241,8 @@ export interface ToolItem {
   /** One line of `name=value` pairs shown beside the tool name while the card is closed. */
   preview: string;
   argumentsJson: string;
+  /** The arguments in the model's order: code as code (`language` set), the rest as text. */
+  args: ArgumentItem[];
   progress: string[];
   result: string | null;
   isError: boolean;
@@ -224,6 +252,13 @@ export interface ToolItem {
   code: string | null;
   approval: { approved: boolean; label: string } | null;
   children: Item[];
+}
+
+export interface ArgumentItem {
+  name: string;
+  text: string;
+  /** The language of an argument that is code (`''`: plain file text); null: not code. */
+  language: string | null;
 }
 
 export type Item = TextItem | ToolItem;
@@ -242,15 +277,45 @@ const TOOL_STATUS_LABELS: Record<ToolStatus, string> = {
   running: 'running',
   done: 'done',
   error: 'error',
-  denied: 'denied'
+  denied: 'denied',
+  stopped: 'stopped by you'
 };
 
 const RUN_STATUS_LABELS: Record<RunStatus, string> = {
   running: 'running…',
   done: 'done',
-  interrupted: 'interrupted',
-  error: 'failed'
+  interrupted: 'stopped by you',
+  error: 'failed',
+  unfinished: 'did not finish'
 };
+
+/** What a record still marked running says once its run is known to be gone. */
+export const UNFINISHED = 'did not finish: the kernel stopped';
+
+/**
+ * A running record whose run no longer goes on in any kernel (the notebook was reopened
+ * after the kernel stopped): it says so, and its open calls say they did not finish.
+ */
+export function asUnfinished(record: RunRecord): RunRecord {
+  if (record.status !== 'running') {
+    return record;
+  }
+  const close = (events: RunEvent[]): RunEvent[] =>
+    events.map(event => {
+      if (event.type !== 'tool') {
+        return event;
+      }
+      const open = event.status === 'running' || event.status === 'awaiting_approval';
+      return {
+        ...event,
+        status: open ? 'error' : event.status,
+        is_error: open || event.is_error,
+        result: open && event.result === null ? 'Not finished: the kernel stopped.' : event.result,
+        children: close(event.children)
+      };
+    });
+  return { ...record, status: 'unfinished', error: UNFINISHED, events: close(record.events) };
+}
 
 const PREVIEW_LIMIT = 80;
 
@@ -296,6 +361,10 @@ export function footerText(record: RunRecord): string {
 export function approvalLabel(approval: ApprovalRecord): string {
   const verb = approval.approved ? 'Approved' : 'Denied';
   let who: string;
+  if (approval.by === 'always') {
+    const at = approval.chosen_at ? `chosen at ${approval.chosen_at}` : 'chosen here';
+    return `Allowed: Always allow, ${at}`;
+  }
   if (approval.by === 'user') {
     who = `${verb} by you`;
   } else if (approval.by === 'timeout') {
@@ -306,9 +375,14 @@ export function approvalLabel(approval: ApprovalRecord): string {
   return approval.reason ? `${who} (${approval.reason})` : who;
 }
 
+/** A string as a person reads it in a one-line preview: quoted, its own quotes unescaped. */
+function quoted(text: string): string {
+  return text.includes('"') && !text.includes("'") ? `'${text}'` : `"${text}"`;
+}
+
 function compact(value: unknown): string {
   if (typeof value === 'string') {
-    return JSON.stringify(value);
+    return quoted(value);
   }
   try {
     return JSON.stringify(value) ?? String(value);
@@ -317,11 +391,32 @@ function compact(value: unknown): string {
   }
 }
 
-/** `url="https://…", depth=2`, cut to a single short line. */
-export function argumentsPreview(args: unknown): string {
+/** The argument names of a call in the model's order, then any the order does not name. */
+export function orderedNames(args: Record<string, unknown>, order: readonly string[]): string[] {
+  const known = order.filter(name => name in args);
+  return [...known, ...Object.keys(args).filter(name => !known.includes(name))];
+}
+
+function codePreview(text: string): string {
+  const lines = text.split('\n').filter(line => line.trim());
+  const first = (lines[0] ?? '').trim();
+  return lines.length > 1 ? `${first} … (${lines.length} lines)` : first;
+}
+
+/** `url="https://…", depth=2`, cut to a single short line; code shows its first line. */
+export function argumentsPreview(
+  args: unknown,
+  order: readonly string[] = [],
+  code: Record<string, string> = {}
+): string {
   const text = isObject(args)
-    ? Object.entries(args)
-        .map(([name, value]) => `${name}=${compact(value)}`)
+    ? orderedNames(args, order)
+        .map(name => {
+          const value = args[name];
+          const shown =
+            name in code && typeof value === 'string' ? codePreview(value) : compact(value);
+          return `${name}=${shown}`;
+        })
         .join(', ')
     : compact(args);
   const oneLine = text.replace(/\s+/g, ' ');
@@ -344,12 +439,30 @@ function prettyJson(value: unknown): string {
 /** The tool whose calls carry notebook code, and so can become cells. */
 export const PYTHON_TOOL = 'python';
 
+/** The code of a python call that ran (not one waiting, denied or stopped). */
 function pythonCode(event: ToolEvent): string | null {
-  if (event.name !== PYTHON_TOOL || !isObject(event.arguments)) {
+  const ran = event.status === 'done' || (event.status === 'error' && event.result !== null);
+  if (event.name !== PYTHON_TOOL || !isObject(event.arguments) || !ran) {
     return null;
   }
   const code = event.arguments.code;
   return typeof code === 'string' && code.trim() ? code : null;
+}
+
+function argumentItems(event: ToolEvent): ArgumentItem[] {
+  const args = event.arguments;
+  if (!isObject(args)) {
+    return [{ name: '', text: prettyJson(args), language: null }];
+  }
+  return orderedNames(args, event.argument_names).map(name => {
+    const value = args[name];
+    const isCode = name in event.code && typeof value === 'string';
+    return {
+      name,
+      text: typeof value === 'string' ? value : prettyJson(value),
+      language: isCode ? event.code[name] : null
+    };
+  });
 }
 
 function toItems(events: RunEvent[]): Item[] {
@@ -370,8 +483,9 @@ function toItems(events: RunEvent[]): Item[] {
       name: event.name,
       status: event.status,
       statusLabel: TOOL_STATUS_LABELS[event.status],
-      preview: argumentsPreview(event.arguments),
+      preview: argumentsPreview(event.arguments, event.argument_names, event.code),
       argumentsJson: prettyJson(event.arguments),
+      args: argumentItems(event),
       progress: event.progress.map(progressText),
       result: event.result,
       isError: event.is_error || event.status === 'error',

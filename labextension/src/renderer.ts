@@ -9,13 +9,16 @@ import { Widget } from '@lumino/widgets';
 
 import { NotebookBridge, SharedNotebookLike } from './bridge';
 import { InboxField } from './inbox';
-import { MIME_TYPE, RecordError, parseRecord, toView } from './model';
+import { CommLike } from './inbox';
+import { MIME_TYPE, RecordError, RunRecord, asUnfinished, parseRecord, toView } from './model';
 import { NotebookCells } from './notebook';
 import { Settings } from './settings';
 import { RunDom } from './view';
 
 /** Ahead of Markdown (60), HTML (50) and plain text, so the rich view wins in JupyterLab. */
 export const RENDERER_RANK = 40;
+/** The kernel's answer to "does run X still go on?" (aimu_jupyter/inbox_field.py). */
+export const RUNNING_TARGET = 'aimu.run';
 
 export class RunRenderer extends Widget implements IRenderMime.IRenderer {
   private readonly dom: RunDom;
@@ -24,6 +27,10 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
   private inboxKey: string | null = null;
   private inbox: InboxField | null = null;
   private running = false;
+  /** The running record last drawn, the run asked about, and whether it is known gone. */
+  private record: RunRecord | null = null;
+  private asked: string | null = null;
+  private gone = false;
 
   constructor(
     private readonly options: IRenderMime.IRendererOptions,
@@ -66,9 +73,9 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
     this.inboxKey = taking ? (data.inbox as string) : null;
     this.running = data?.status === 'running';
     this.syncInbox();
-    let view;
+    let record: RunRecord;
     try {
-      view = toView(parseRecord(data));
+      record = parseRecord(data);
     } catch (error) {
       if (!(error instanceof RecordError)) {
         throw error;
@@ -80,7 +87,63 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
     }
     this.problem.hidden = true;
     this.dom.node.hidden = false;
-    return this.dom.update(view);
+    this.record = record;
+    this.askWhetherRunning();
+    return this.dom.update(toView(this.gone ? asUnfinished(record) : record));
+  }
+
+  /**
+   * A record still marked running is live only while its kernel runs it: ask the kernel
+   * (comm target `aimu.run`). No kernel, a kernel that does not know the run (restarted,
+   * another one) or one without aimu: the run did not finish, and the record says so.
+   */
+  private askWhetherRunning(): void {
+    const record = this.record;
+    if (!record || record.status !== 'running' || !record.run || !this.isAttached) {
+      return;
+    }
+    if (this.asked === record.run || !this.notebook) {
+      return;
+    }
+    this.asked = record.run;
+    const kernel = this.notebook.kernelOf(this.node);
+    if (!kernel) {
+      this.markGone();
+      return;
+    }
+    let comm: CommLike;
+    try {
+      comm = kernel.createComm(RUNNING_TARGET);
+    } catch {
+      this.markGone();
+      return;
+    }
+    let answered = false;
+    comm.onMsg = msg => {
+      answered = true;
+      const running = (msg.content.data as { running?: unknown } | null)?.running === true;
+      if (!running) {
+        this.markGone();
+      }
+      try {
+        comm.close();
+      } catch {
+        // The kernel closes it too; nothing is left to tell it.
+      }
+    };
+    comm.onClose = () => {
+      if (!answered) {
+        this.markGone();
+      }
+    };
+    comm.open({ run: record.run });
+  }
+
+  private markGone(): void {
+    this.gone = true;
+    if (this.record && this.record.status === 'running' && !this.isDisposed) {
+      void this.dom.update(toView(asUnfinished(this.record)));
+    }
   }
 
   dispose(): void {
@@ -92,6 +155,7 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
 
   protected onAfterAttach(): void {
     this.syncInbox(); // the first render may come before the output is in its notebook
+    this.askWhetherRunning();
   }
 
   /** Draw the field for the record's inbox, or drop it once the record names none; while

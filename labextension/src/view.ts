@@ -7,7 +7,7 @@
  * state of tool cards survives updates because their nodes are never rebuilt.
  */
 
-import { Item, RunView, TextItem, ToolItem, planUpdate } from './model';
+import { ArgumentItem, Item, RunView, TextItem, ToolItem, planUpdate } from './model';
 
 /** Renders Markdown into `host` (JupyterLab's renderer in the lab, a stand-in in tests). */
 export type MarkdownRender = (host: HTMLElement, source: string) => Promise<void>;
@@ -139,7 +139,7 @@ class ToolNode implements ItemNode {
   private readonly preview = el('span', 'aimu-tool-preview');
   private readonly badge = el('span', 'aimu-badge');
   private readonly approval = el('div', 'aimu-tool-approval');
-  private readonly args = el('code');
+  private readonly args = el('div', 'aimu-tool-args-body');
   private readonly progressSection = el('section', 'aimu-tool-progress');
   private readonly progressList = el('ol', 'aimu-progress-list');
   private readonly progressTrimmed = el('p', 'aimu-progress-trimmed');
@@ -163,10 +163,8 @@ class ToolNode implements ItemNode {
     const summary = el('summary', 'aimu-tool-summary');
     summary.append(this.name, this.preview, this.badge);
 
-    const argsBlock = el('details', 'aimu-tool-args');
-    const argsPre = el('pre', 'aimu-json');
-    argsPre.append(this.args);
-    argsBlock.append(el('summary', 'aimu-section-label', 'Arguments'), argsPre);
+    const argsBlock = el('section', 'aimu-tool-args');
+    argsBlock.append(el('div', 'aimu-section-label', 'Arguments'), this.args);
 
     this.progressSection.append(
       el('div', 'aimu-section-label', 'Progress'),
@@ -221,7 +219,7 @@ class ToolNode implements ItemNode {
     }
     if (tool.argumentsJson !== last?.argumentsJson) {
       this.preview.textContent = tool.preview;
-      this.args.textContent = tool.argumentsJson;
+      this.args.replaceChildren(...argumentNodes(tool.args));
     }
     if (last === null || tool.approval?.label !== last.approval?.label) {
       this.approval.hidden = tool.approval === null;
@@ -293,6 +291,35 @@ class ToolNode implements ItemNode {
       })
     );
   }
+}
+
+/** A call's arguments: a small table of the plain ones, then each that is code as a block. */
+export function argumentNodes(args: readonly ArgumentItem[]): HTMLElement[] {
+  const nodes: HTMLElement[] = [];
+  const plain = args.filter(arg => arg.language === null);
+  if (plain.length) {
+    const table = el('table', 'aimu-args-table');
+    for (const arg of plain) {
+      const row = el('tr');
+      const name = el('th');
+      name.append(el('code', undefined, arg.name));
+      row.append(name, el('td', 'aimu-arg-value', arg.text));
+      table.append(row);
+    }
+    nodes.push(table);
+  }
+  for (const arg of args.filter(a => a.language !== null)) {
+    const label = el('div', 'aimu-code-label');
+    label.append(el('code', undefined, arg.name));
+    if (arg.language) {
+      label.append(` (${arg.language})`);
+    }
+    const pre = el('pre', 'aimu-code');
+    const code = el('code', arg.language ? `language-${arg.language}` : undefined, arg.text);
+    pre.append(code);
+    nodes.push(label, pre);
+  }
+  return nodes;
 }
 
 function createNode(item: Item, options: ViewOptions): ItemNode {

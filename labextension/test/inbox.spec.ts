@@ -69,6 +69,7 @@ describe('the "tell the agent…" field', () => {
     comm.answer({ draw: true });
     type(field, '  Use metric units.  ');
     expect((field.node.querySelector('input') as HTMLInputElement).value).toBe('');
+    expect(field.node.textContent).toContain('Sending: Use metric units.…');
     type(field, '   ');
     expect(comm.sent).toEqual([{ text: 'Use metric units.' }]);
     comm.answer({ sent: 'Use metric units.' });
@@ -84,6 +85,18 @@ describe('the "tell the agent…" field', () => {
     expect(parent.children.length).toBe(0);
     expect(comm.closed).toBe(1);
     type(field, 'too late');
+    expect(comm.sent).toEqual([]);
+  });
+
+  it('keeps text typed but not sent when the run ends, saying it was not sent', () => {
+    const comm = new FakeComm();
+    const parent = document.createElement('div');
+    const field = new InboxField('run-1', kernel(comm));
+    parent.append(field.node);
+    comm.answer({ draw: true });
+    (field.node.querySelector('input') as HTMLInputElement).value = 'also check April';
+    field.dispose();
+    expect(parent.textContent).toBe('Not sent (the run ended first): also check April');
     expect(comm.sent).toEqual([]);
   });
 

@@ -4,6 +4,7 @@ import {
   ToolItem,
   argumentsPreview,
   footerText,
+  asUnfinished,
   formatCount,
   formatDuration,
   parseRecord,
@@ -277,5 +278,75 @@ describe('planUpdate', () => {
       steps: [{ key: 'thinking:0', op: 'create' }],
       removed: ['text:0', 'text:1']
     });
+  });
+});
+
+describe('the readable record', () => {
+  it("keeps the model's argument order after a reload sorted the keys", () => {
+    const saved = tool('c1', 'send', {
+      arguments: { subject: 'Hi', to: 'ada@example.org' },
+      argument_names: ['to', 'subject']
+    });
+    const [item] = toView(parseRecord(run([saved]))).items as ToolItem[];
+    expect(item.preview).toBe('to="ada@example.org", subject="Hi"');
+  });
+
+  it('previews strings without escaped quotes', () => {
+    const card = tool('c1', 'add_cell', { arguments: { source: 'sales["revenue"].sum()' } });
+    const [item] = toView(parseRecord(run([card]))).items as ToolItem[];
+    expect(item.preview).toBe('source=\'sales["revenue"].sum()\'');
+  });
+
+  it('offers python code as a cell only once it ran', () => {
+    const call = (status: string): Json =>
+      tool('c1', 'python', { status, arguments: { code: 'x = 1' }, result: null });
+    const code = (status: string): string | null =>
+      (toView(parseRecord(run([call(status)]))).items[0] as ToolItem).code;
+    expect(code('awaiting_approval')).toBeNull();
+    expect(code('denied')).toBeNull();
+    expect(code('stopped')).toBeNull();
+    const ran = tool('c1', 'python', {
+      status: 'done',
+      arguments: { code: 'x = 1' },
+      result: 'ok'
+    });
+    expect((toView(parseRecord(run([ran]))).items[0] as ToolItem).code).toBe('x = 1');
+  });
+
+  it('says who let a call through with Always allow, and where it was chosen', () => {
+    const here = { approved: true, reason: '', by: 'always', chosen_at: '' };
+    const later = { ...here, chosen_at: "write_file(path='a.txt')" };
+    const items = toView(
+      parseRecord(
+        run([
+          tool('c1', 'write_file', { approval: here }),
+          tool('c2', 'write_file', { approval: later })
+        ])
+      )
+    ).items as ToolItem[];
+    expect(items[0].approval?.label).toBe('Allowed: Always allow, chosen here');
+    expect(items[1].approval?.label).toBe(
+      "Allowed: Always allow, chosen at write_file(path='a.txt')"
+    );
+  });
+
+  it('reads a stop as stopped by you, calmly', () => {
+    const view = toView(
+      parseRecord(run([tool('c1', 'write_file', { status: 'stopped' })], { status: 'interrupted' }))
+    );
+    expect(view.statusLabel).toBe('stopped by you');
+    expect((view.items[0] as ToolItem).statusLabel).toBe('stopped by you');
+  });
+
+  it('says a running record whose run is gone did not finish', () => {
+    const record = parseRecord(
+      run([tool('c1', 'write_file', { status: 'awaiting_approval' })], { status: 'running' })
+    );
+    const view = toView(asUnfinished(record));
+    expect(view.statusLabel).toBe('did not finish');
+    expect(view.error).toBe('did not finish: the kernel stopped');
+    const card = view.items[0] as ToolItem;
+    expect(card.status).toBe('error');
+    expect(card.result).toBe('Not finished: the kernel stopped.');
   });
 });

@@ -61,9 +61,7 @@ describe('RunDom', () => {
     expect(q(card, '.aimu-tool-name').textContent).toBe('get_webpage');
     expect(q(card, '.aimu-tool-preview').textContent).toBe('url="https://example.org"');
     expect(q(card, '.aimu-badge').textContent).toBe('done');
-    expect(q(card, '.aimu-tool-args code').textContent).toBe(
-      '{\n  "url": "https://example.org"\n}'
-    );
+    expect(q(card, '.aimu-args-table').textContent).toBe('urlhttps://example.org');
     expect(q(card, '.aimu-result-text').textContent).toBe('Example Domain');
     expect(q(root, '.aimu-footer-text').textContent).toBe(
       'scripted:demo · 10 in / 5 out tokens · 1.5 s'
@@ -296,6 +294,28 @@ describe('RunDom', () => {
     expect(q(root, '.aimu-prompt').textContent).toBe(payload);
   });
 
+  it('shows code arguments as code blocks, line by line, and the others as a table', async () => {
+    const { show, root } = setup();
+    const source = 'total = 0\nfor i in range(10):\n    total += i\nprint(total)';
+    await show(
+      run([
+        tool('c1', 'python', { arguments: { code: source }, code: { code: 'python' } }),
+        tool('c2', 'write_file', {
+          arguments: { path: 'a.txt', content: 'line 1\nline 2' },
+          argument_names: ['path', 'content'],
+          code: { content: '' }
+        })
+      ])
+    );
+    const [python, write] = all(root, '.aimu-tool');
+    const block = q(python, 'pre.aimu-code code');
+    expect(block.textContent).toBe(source);
+    expect(block.className).toBe('language-python');
+    expect(q(python, '.aimu-tool-preview').textContent).toBe('code=total = 0 … (4 lines)');
+    expect(q(write, '.aimu-args-table').textContent).toBe('patha.txt');
+    expect(q(write, 'pre.aimu-code').textContent).toBe('line 1\nline 2');
+  });
+
   it('makes every collapsible part reachable by keyboard', async () => {
     const { show, root } = setup();
     await show(run([thinking('hm'), tool('c1', 'x', { children: [tool('c2', 'y')] })]));
@@ -304,9 +324,7 @@ describe('RunDom', () => {
     expect(toggles.map(s => s.className)).toEqual([
       'aimu-thinking-summary',
       'aimu-tool-summary',
-      'aimu-section-label',
-      'aimu-tool-summary',
-      'aimu-section-label'
+      'aimu-tool-summary'
     ]);
     expect(root.getAttribute('role')).toBe('region');
     expect(q(root, '.aimu-run-status').getAttribute('aria-live')).toBe('polite');

@@ -201,18 +201,16 @@ def test_interrupt_cancels_promptly_and_leaves_a_valid_transcript(kernel):
     result = kernel.execute("%%agent --model m\nlong", on_message=on_message, timeout=15)
     assert result.status == "error"
     assert result.reply["ename"] == "AgentInterrupted"
-    assert result.error_lines == [
-        "AgentInterrupted: the agent run was interrupted; the conversation is kept"
-    ]
+    assert result.error_lines == ["Stopped by you; the conversation is kept."]
     assert result.record["status"] == "interrupted"
     assert result.record["duration_s"] < 5
-    assert "Interrupted" in result.bundle["text/markdown"]
+    assert "Stopped by you." in result.bundle["text/markdown"]
     kernel.ok("%%agent --model m\nnext")
     roles = kernel.value("[x['role'] for x in m.requests[1]['messages']]")
     assert roles == ["user", "assistant", "user"]
 
 
-def test_interrupt_while_waiting_for_approval_abandons_the_panel(kernel, tmp_path):
+def test_interrupt_while_waiting_for_approval_reads_stopped_by_you(kernel, tmp_path):
     kernel.ok("m = ScriptedClient([call('write_file', path='w.txt', content='w'), 'after'])")
     interrupted = []
 
@@ -231,10 +229,10 @@ def test_interrupt_while_waiting_for_approval_abandons_the_panel(kernel, tmp_pat
     notes = [
         m["content"]["data"].get("text/plain", "") for m in result.of_type("update_display_data")
     ]
-    assert any("approval abandoned" in note for note in notes)
+    assert "[tool write_file(" in notes[-1] and "] stopped by you" in notes[-1]
     card = result.record["events"][0]
-    assert card["status"] == "denied"
-    assert card["approval"]["reason"].startswith("approval abandoned")
+    assert card["status"] == "stopped" and card["approval"] is None
+    assert "denied" not in result.bundle["text/markdown"].lower()
     tool_reply = kernel.value("m.requests[0]['messages'][-1]['role']")
     assert tool_reply == "user"
     kernel.ok("m.turns.append('fine')")

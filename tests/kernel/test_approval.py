@@ -102,7 +102,12 @@ def test_always_allow_stops_asking_for_that_tool_in_the_conversation(kernel, tmp
     assert (tmp_path / "b.txt").read_text() == "2"
     panels = [m for m in second.displays if WIDGET_VIEW in m["content"]["data"]]
     assert not [m for m in panels if not widgets.is_inbox_box(m)]
-    assert second.record["events"][0]["approval"] is None
+    chosen = {"approved": True, "reason": "", "by": "always", "chosen_at": ""}
+    assert first.record["events"][0]["approval"] == chosen
+    assert "allowed: Always allow, chosen here" in first.bundle["text/markdown"]
+    at = "write_file(path='a.txt', content='1')"
+    assert second.record["events"][0]["approval"] == {**chosen, "chosen_at": at}
+    assert f"allowed: Always allow, chosen at {at}" in second.bundle["text/markdown"]
 
 
 def test_reading_tools_and_percent_tool_functions_run_without_asking(kernel, tmp_path):
@@ -225,7 +230,7 @@ def test_concurrent_calls_ask_one_at_a_time_in_order(kernel, tmp_path):
         on_message=both,
     )
     assert result.status == "ok", result.error_lines
-    assert timeline[:3] == ["asked 1.txt", "answered", "asked 2.txt"]
+    assert timeline[:3] == ["asked 1.txt", "answered", "asked 2.txt"], timeline
     assert (tmp_path / "1.txt").exists() and not (tmp_path / "2.txt").exists()
 
 

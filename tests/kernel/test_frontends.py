@@ -112,7 +112,7 @@ def test_the_console_is_probed_once_then_asked_at_once_and_shown_only_the_final_
     assert not result.of_type("update_display_data")
     assert len(new_outputs(result)) == 1
     shown = new_outputs(result)[0]["text/plain"]
-    assert "second" in shown and "approved" in shown
+    assert "second" in shown and "allowed: Always allow, chosen here" in shown  # "a": always
     assert (tmp_path / "c.txt").read_text() == "c"
     assert kernel.value(
         "sorted(key.name for key in get_ipython().magics_manager.registry['AimuMagics']"

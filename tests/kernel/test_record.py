@@ -24,6 +24,8 @@ EVENT = {
                 "id",
                 "name",
                 "arguments",
+                "argument_names",
+                "code",
                 "status",
                 "progress",
                 "result",
@@ -39,7 +41,11 @@ EVENT = {
                 "id": {"type": "string"},
                 "name": {"type": "string"},
                 "arguments": {"type": "object"},
-                "status": {"enum": ["awaiting_approval", "running", "done", "error", "denied"]},
+                "argument_names": {"type": "array", "items": {"type": "string"}},
+                "code": {"type": "object", "additionalProperties": {"type": "string"}},
+                "status": {
+                    "enum": ["awaiting_approval", "running", "done", "error", "denied", "stopped"]
+                },
                 "progress": {"type": "array"},
                 "result": {"type": ["string", "null"]},
                 "is_error": {"type": "boolean"},
@@ -54,7 +60,8 @@ EVENT = {
                             "properties": {
                                 "approved": {"type": "boolean"},
                                 "reason": {"type": "string"},
-                                "by": {"enum": ["user", "policy", "timeout"]},
+                                "by": {"enum": ["user", "policy", "timeout", "always"]},
+                                "chosen_at": {"type": "string"},
                             },
                         },
                     ]
@@ -86,6 +93,7 @@ SCHEMA = {
         "duration_s": {"type": "number"},
         "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
         "inbox": {"type": ["string", "null"]},
+        "run": {"type": "string"},
     },
 }
 
@@ -212,16 +220,21 @@ def test_an_mcp_servers_progress_steps_read_as_steps_not_json():
     assert record.events[0]["progress"][-1] == {"rows": 4}
 
 
-def test_interrupt_closes_open_cards_and_says_so():
+def test_stopping_reads_stopped_by_you_on_every_open_card_whatever_it_was_doing():
     record = RunRecord("p", "m")
     record.apply(chunk(Phase.TEXT, "partial"))
     record.apply(chunk(Phase.TOOL_CALL, TOOL))
     record.apply(chunk(Phase.APPROVAL_REQUESTED, TOOL))
+    record.apply(chunk(Phase.TOOL_CALL, {**TOOL, "id": "c2", "name": "run_command"}))
     record.finish("interrupted")
-    card = record.events[0 + 1]
-    assert card["status"] == "denied"
-    assert card["approval"]["reason"].startswith("approval abandoned")
-    assert "Interrupted" in record.markdown()
+    waiting, running = record.events[1], record.events[2]
+    for card in (waiting, running):
+        assert card["status"] == "stopped"
+        assert card["approval"] is None and card["result"] is None and not card["is_error"]
+    assert "`write_file`** · stopped by you" in record.markdown()
+    assert "`run_command`** · stopped by you" in record.markdown()
+    assert "**Stopped by you.** The conversation is kept." in record.markdown()
+    assert "denied" not in record.markdown().lower()
     assert record.to_json()["status"] == "interrupted"
     jsonschema.validate(record.to_json(), SCHEMA)
 

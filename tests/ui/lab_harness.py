@@ -33,6 +33,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+#: The lab extension built from this tree (``npm run build:prod`` in labextension/).
+BUILT_EXTENSION = Path(__file__).resolve().parents[2] / "aimu_jupyter" / "labextension"
 
 
 @dataclass
@@ -60,9 +62,13 @@ def _isolated_dirs(tmp: Path) -> dict[str, Path]:
         "settings": tmp / "settings",
         "workspaces": tmp / "workspaces",
         "ipython": tmp / "ipython",
+        "path": tmp / "jupyter-path",
     }
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
+    if (BUILT_EXTENSION / "package.json").exists():  # the tree's own build, ahead of any other
+        (dirs["path"] / "labextensions").mkdir()
+        (dirs["path"] / "labextensions" / "aimu-jupyter").symlink_to(BUILT_EXTENSION)
     notifications = dirs["settings"] / "@jupyterlab" / "apputils-extension"
     notifications.mkdir(parents=True)
     (notifications / "notification.jupyterlab-settings").write_text(
@@ -82,9 +88,10 @@ def _isolated_dirs(tmp: Path) -> dict[str, Path]:
     return dirs
 
 
-def start_jupyter_lab(tmp: Path) -> tuple[subprocess.Popen, JupyterLab]:
-    """Start JupyterLab on 127.0.0.1 (port chosen by the OS) with token auth, rooted in a
-    fresh directory under ``tmp``; fails the test if it does not come up in 90 s."""
+def start_jupyter_lab(tmp: Path, app: str = "jupyterlab") -> tuple[subprocess.Popen, JupyterLab]:
+    """Start JupyterLab (``app="notebook"``: Notebook 7) on 127.0.0.1 (port chosen by the OS)
+    with token auth, rooted in a fresh directory under ``tmp``; fails the test if it does not
+    come up in 90 s."""
     dirs = _isolated_dirs(tmp)
     token = os.urandom(16).hex()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIMU_", "JUPYTER"))}
@@ -93,12 +100,13 @@ def start_jupyter_lab(tmp: Path) -> tuple[subprocess.Popen, JupyterLab]:
         JUPYTER_DATA_DIR=str(dirs["data"]),
         JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
         IPYTHONDIR=str(dirs["ipython"]),
+        JUPYTER_PATH=str(dirs["path"]),
         PYTHONUNBUFFERED="1",
     )
     command = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        app,
         "--no-browser",
         "--allow-root",
         "--ServerApp.ip=127.0.0.1",
@@ -106,9 +114,14 @@ def start_jupyter_lab(tmp: Path) -> tuple[subprocess.Popen, JupyterLab]:
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={dirs['root']}",
-        f"--LabApp.user_settings_dir={dirs['settings']}",
-        f"--LabApp.workspaces_dir={dirs['workspaces']}",
     ]
+    settings_app = "LabApp" if app == "jupyterlab" else "JupyterNotebookApp"
+    command += [
+        f"--{settings_app}.user_settings_dir={dirs['settings']}",
+        f"--{settings_app}.workspaces_dir={dirs['workspaces']}",
+    ]
+    if app != "jupyterlab":
+        command.append("--JupyterNotebookApp.expose_app_in_browser=True")
     proc = subprocess.Popen(
         command,
         cwd=dirs["root"],
@@ -129,7 +142,7 @@ def start_jupyter_lab(tmp: Path) -> tuple[subprocess.Popen, JupyterLab]:
         lines.put(None)
 
     threading.Thread(target=drain, daemon=True).start()
-    address = re.compile(r"(http://127\.0\.0\.1:\d+)/lab")
+    address = re.compile(r"(http://127\.0\.0\.1:\d+)/(lab|tree)")
     while True:
         try:
             line = lines.get(timeout=90)

@@ -8,7 +8,6 @@ Screenshots land in test-results/.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -162,8 +161,7 @@ def test_tool_card_opens_from_the_keyboard_and_shows_progress_and_result(page) -
     progress = sales.locator(".aimu-progress-list li").all_inner_texts()
     assert progress == [f"reading ledger page {n}/3" for n in (1, 2, 3)]
     assert sales.locator(".aimu-result-text").inner_text() == "March: 18,400 EUR (+18% on February)"
-    sales.locator("summary", has_text="Arguments").click()
-    assert json.loads(sales.locator(".aimu-tool-args code").inner_text()) == {"month": "March"}
+    assert sales.locator(".aimu-args-table tr").all_inner_texts() == ["month\tMarch"]
 
     card(page, "send_report").locator("summary.aimu-tool-summary").click()
     page.locator(".aimu-RunRenderer").screenshot(path=str(RESULTS / "labextension-run.png"))

@@ -92,6 +92,7 @@ execute_python.__doc__ = _PYTHON_DOC.format(
     **describe_modules(_ALLOWED),
 )
 execute_python = tool(read_only=False)(execute_python)
+execute_python.__tool_code__ = {"code": "python"}
 
 
 def _python_failure(done: _process.Finished) -> str:
@@ -179,6 +180,7 @@ def make_command_tool(*, env_passthrough: Iterable[str] = ()) -> Callable[..., s
         return _run_command(command, cwd, timeout, names)
 
     run_command.__tool_identity__ = ("aimu.tools.builtin.make_command_tool", frozenset(names))
+    run_command.__tool_code__ = {"command": "sh"}
     return run_command
 
 

@@ -234,3 +234,6 @@ def _encode(content: str) -> bytes:
 
 def _crlf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+write_file.__tool_code__ = {"content": ""}

@@ -134,7 +134,9 @@ def make_python_in_process_tool(
 
     execute_python_in_process.__name__ = execute_python_in_process.__qualname__ = name
     execute_python_in_process.__doc__ = _IN_PROCESS_DOC.format(**describe_modules(runner.allowed))
-    return tool(name=name, read_only=False)(execute_python_in_process)
+    made = tool(name=name, read_only=False)(execute_python_in_process)
+    made.__tool_code__ = {"code": "python"}
+    return made
 
 
 def _no_displays(_sink: Callable[[Image], None]) -> AbstractContextManager:
