@@ -83,7 +83,8 @@ class ApprovalPanels:
         card = await self._waiting_card(tool_name)
         so_far = widgets.Output()
         context = self._record.bundle()
-        context[MIME_TYPE] = {**context[MIME_TYPE], "inbox": None}
+        if MIME_TYPE in context:
+            context[MIME_TYPE] = {**context[MIME_TYPE], "inbox": None}
         so_far.outputs = ({"output_type": "display_data", "data": context, "metadata": {}},)
         name = html_text(visible_line(tool_name))
         asker = f"Sub-agent <code>{html_text(visible_line(agent))}</code> asks: a" if agent else "A"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import html
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from aimu.batch import current_item
@@ -56,7 +57,7 @@ class SampleApproval:
         self._decision: asyncio.Task[bool] | None = None
         self._handle = display({"text/plain": ""}, raw=True, display_id=True)
         self._row: int | None = None
-        self._panels = ApprovalPanels(timeout, self._show, self._context)
+        self._panels = ApprovalPanels(timeout, self._show, _RowContext(self._context))
         self.inner = NotebookPolicy(ask=self._ask)
 
     def attach(self, prompts: list[str], finished: list[int]) -> None:
@@ -181,3 +182,13 @@ class SampleApproval:
         shown = prompt if len(prompt) <= 300 else prompt[:300] + "…"
         text = f"Row {row + 1} of {len(self.prompts)} (approval sample of {self.size}): {shown}"
         return {"text/plain": text, "text/markdown": html.escape(text)}
+
+
+class _RowContext:
+    """What the sample's panel shows above its question: the row it asks about (no cards)."""
+
+    def __init__(self, bundle: Callable[[], dict[str, Any]]):
+        self.bundle = bundle
+
+    def tool_cards(self) -> tuple[()]:
+        return ()

@@ -129,16 +129,15 @@ def open_view(
         return RunView(record, live=LiveDisplay(record.bundle, _publisher()), ask=StdinAsk())
     from aimu_jupyter.panel import ApprovalPanels
 
-    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record)
     if draws:
         live = LiveDisplay(record.bundle, _publisher())
-        panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
+        panels = ApprovalPanels(settings.approval_timeout, live.overlay, record)
         return RunView(record, live=live, ask=panels.ask, draws_widgets=True)
     from aimu_jupyter.frontend import FrontendProbe
 
     probe = FrontendProbe()
     live = LiveDisplay(lambda: _plain_once_drawn(record.bundle(), probe), _publisher())
-    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record.bundle)
+    panels = ApprovalPanels(settings.approval_timeout, live.overlay, record)
     stdin = StdinAsk()
 
     async def ask(tool_name: str, arguments: dict[str, Any], agent: str | None = None, **shown):
