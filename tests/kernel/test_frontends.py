@@ -71,7 +71,7 @@ def test_an_interrupted_first_console_run_prints_its_record(kernel, tmp_path):
         watcher.join()
     assert result.reply.get("ename") == "AgentInterrupted", result.error_lines
     (shown,) = plain_outputs(result)
-    assert "[interrupted] The run was stopped" in shown
+    assert "[stopped by you] The conversation is kept." in shown
     assert "nap" in shown
 
 

@@ -247,7 +247,7 @@ def test_ctrl_c_during_a_waiting_tool_stops_the_run_for_good(
     define(terminal, definition)
     typed(terminal, lending, NOTE_MODEL)
     stopped = interrupt_while_running(terminal, tools)
-    assert "[interrupted] The run was stopped" in stopped
+    assert "[stopped by you] The conversation is kept." in stopped
     assert "Traceback" not in stopped and "base_events" not in stopped
     assert_the_stopped_run_stays_stopped(terminal, tmp_path)
 

@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimu._secrets import redact
 from aimu.models.base import (
     GenerationOptions,
     HostedToolCall,
@@ -614,9 +615,7 @@ def _tail(link: _Link) -> str:
     lines = [line for line in link.stderr if line.strip()]
     if not lines:
         return ""
-    from aimu.tools.mcp._secrets import Redactor, env_secrets
-
-    text = Redactor(env_secrets(os.environ)).redact("\n".join(lines[-5:]))
+    text = redact("\n".join(lines[-5:]))
     return f". It said:\n{text}"
 
 
