@@ -293,7 +293,9 @@ def _batch_worker(url: str, path: str, start: int, results) -> None:
 
 
 def test_sixteen_concurrent_batch_workers_share_one_store_and_lose_nothing(wire, store):
-    context = multiprocessing.get_context("fork")
+    # Spawned, not forked: a fork of a process with threads running (a long test session)
+    # can inherit a lock held by one of them and hang.
+    context = multiprocessing.get_context("spawn")
     results = context.Queue()
     workers = [
         context.Process(target=_batch_worker, args=(wire.url, str(store), 3 * n, results))
