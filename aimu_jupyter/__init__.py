@@ -7,17 +7,17 @@ scripts, the same run is a coroutine: ``answer = await aimu_jupyter.run_agent(pr
 from typing import Any
 
 _LAZY = {
-    "run_agent": "aimu_jupyter.api",
-    "AgentInterrupted": "aimu_jupyter.errors",
-    "AgentFailed": "aimu_jupyter.errors",
+    "run_agent": "aimu_jupyter.run._api",
+    "AgentInterrupted": "aimu_jupyter.run._errors",
+    "AgentFailed": "aimu_jupyter.run._errors",
 }
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext aimu_jupyter``: register the magics and the notebook's batch progress bar."""
     from aimu.batch import set_default_progress
-    from aimu_jupyter.batch_progress import notebook_progress
-    from aimu_jupyter.magics import load
+    from aimu_jupyter.magics._agent import load
+    from aimu_jupyter.view._batch_progress import notebook_progress
 
     load(ipython)
     set_default_progress(notebook_progress)
@@ -26,7 +26,7 @@ def load_ipython_extension(ipython: Any) -> None:
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext aimu_jupyter``: remove the magics and the progress bar."""
     from aimu.batch import set_default_progress
-    from aimu_jupyter.magics import unload
+    from aimu_jupyter.magics._agent import unload
 
     unload(ipython)
     set_default_progress(None)

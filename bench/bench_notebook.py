@@ -54,7 +54,7 @@ answer = " ".join(f"token{{i}}" for i in range({TOKENS}))
 """
 
 UNTHROTTLED = """\
-import functools, aimu_jupyter.runner as _runner
+import functools, aimu_jupyter.run._runner as _runner
 _runner.LiveDisplay = functools.partial(
     _runner.LiveDisplay, min_interval=0.0, byte_rate=float("inf"))
 """

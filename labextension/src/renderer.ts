@@ -17,7 +17,7 @@ import { RunDom } from './view';
 
 /** Ahead of Markdown (60), HTML (50) and plain text, so the rich view wins in JupyterLab. */
 export const RENDERER_RANK = 40;
-/** The kernel's answer to "does run X still go on?" (aimu_jupyter/inbox_field.py). */
+/** The kernel's answer to "does run X still go on?" (aimu_jupyter/view/_inbox_field.py). */
 export const RUNNING_TARGET = 'aimu.run';
 
 export class RunRenderer extends Widget implements IRenderMime.IRenderer {

@@ -13,7 +13,7 @@ import aimu.aio
 from aimu.models.providers.scripted import ScriptedClient, call
 from aimu.tools import builtin
 from aimu.tools.builtin import make_command_tool
-from aimu_jupyter.approval import NotebookPolicy
+from aimu_jupyter.approval._policy import NotebookPolicy
 
 
 def run(tool, policy, **arguments) -> str:

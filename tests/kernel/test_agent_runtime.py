@@ -190,7 +190,7 @@ def test_the_lab_extensions_field_claims_the_inbox_and_leaves_no_box_behind(kern
 
 def test_a_claim_for_an_unknown_run_is_refused(kernel):
     kernel.ok(
-        "import aimu_jupyter.inbox_field as f\n"
+        "import aimu_jupyter.view._inbox_field as f\n"
         "sent = []\n"
         "class Comm:\n"
         "    def send(self, data): sent.append(data)\n"

@@ -13,7 +13,7 @@ import aimu.aio
 from aimu.agents.subagent import make_subagent_tool
 from aimu.models.providers.scripted import ScriptedClient, call
 from aimu.tools import builtin
-from aimu_jupyter.approval import NotebookPolicy
+from aimu_jupyter.approval._policy import NotebookPolicy
 
 
 def asking(answers: list[str]):

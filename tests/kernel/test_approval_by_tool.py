@@ -147,8 +147,8 @@ def test_a_write_tool_asks_in_a_sub_agent_two_levels_down(kernel, tmp_path):
 def test_the_notebook_tools_read_except_add_cell_and_the_python_tool_executes():
     from types import SimpleNamespace
 
-    from aimu_jupyter.notebook_tools import make_notebook_tools
-    from aimu_jupyter.toolbox import make_kernel_python_tool
+    from aimu_jupyter.kernel_tools._notebook import make_notebook_tools
+    from aimu_jupyter.run._toolbox import make_kernel_python_tool
 
     tools = make_notebook_tools(SimpleNamespace(user_ns={}))
     flags = {t.__tool_spec__["function"]["name"]: t.__tool_read_only__ for t in tools}

@@ -13,11 +13,11 @@ from aimu.models.errors import NoDefaultModelError
 from aimu.models.providers.scripted import ScriptedClient
 from aimu.tools import builtin, tool
 from aimu.tools.approval import Denied
-from aimu_jupyter import runner
-from aimu_jupyter.approval import NotebookPolicy
-from aimu_jupyter.live import LiveDisplay
-from aimu_jupyter.magics import await_agent_cells
-from aimu_jupyter.session import Settings
+from aimu_jupyter.approval._policy import NotebookPolicy
+from aimu_jupyter.magics._agent import await_agent_cells
+from aimu_jupyter.run import _runner as runner
+from aimu_jupyter.run._session import Settings
+from aimu_jupyter.view._live import LiveDisplay
 
 
 class Published:
@@ -178,10 +178,10 @@ def test_transformer_awaits_agent_cells_only():
 def test_an_old_kernel_asks_on_stdin_and_says_why_once(monkeypatch, capsys):
     import ipykernel
 
-    from aimu_jupyter.ask import StdinAsk
-    from aimu_jupyter.record import RunRecord
-    from aimu_jupyter.session import Session
-    from aimu_jupyter.view import open_view
+    from aimu_jupyter.approval._ask import StdinAsk
+    from aimu_jupyter.run._session import Session
+    from aimu_jupyter.view._choose import open_view
+    from aimu_jupyter.view._record import RunRecord
 
     class Kernel:
         def get_parent(self, channel):
@@ -202,7 +202,7 @@ def test_an_old_kernel_asks_on_stdin_and_says_why_once(monkeypatch, capsys):
 
 
 def test_a_typed_answer_maps_to_a_decision():
-    from aimu_jupyter.ask import call_text, parse_answer
+    from aimu_jupyter.approval._ask import call_text, parse_answer
 
     assert [parse_answer(a) for a in ("y", " Yes ", "a", "ALWAYS", "n", "no", "")] == [
         ("approve", ""),

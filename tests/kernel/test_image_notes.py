@@ -9,7 +9,7 @@ from PIL import Image as PILImage
 
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.providers._images import MAX_PER_TURN
-from aimu_jupyter.record import UNSEEN, RunRecord
+from aimu_jupyter.view._record import UNSEEN, RunRecord
 
 
 def png() -> str:

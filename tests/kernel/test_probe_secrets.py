@@ -91,7 +91,7 @@ def test_a_token_in_the_models_url_is_not_in_the_record_or_its_footer(kernel):
 
 
 def test_words_that_only_contain_a_secret_name_are_not_hidden():
-    from aimu_jupyter.notebook_tools import redact_secrets
+    from aimu_jupyter.kernel_tools._notebook import redact_secrets
 
     text = (
         "KeyError: 'Revenue'\nmonkey_business = 'fine'\nauthor: 'Ada'\n"

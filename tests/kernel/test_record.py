@@ -5,7 +5,7 @@ import json
 import jsonschema
 
 from aimu.models.chunks import Phase, StreamChunk
-from aimu_jupyter.record import MIME_TYPE, RunRecord
+from aimu_jupyter.view._record import MIME_TYPE, RunRecord
 
 TOOL = {"id": "c1", "name": "write_file", "arguments": {"path": "a.txt", "content": "hi"}}
 

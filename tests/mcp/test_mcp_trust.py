@@ -17,7 +17,7 @@ import aimu.aio
 from aimu.models.chunks import Phase
 from aimu.models.providers.scripted import ScriptedClient, call
 from aimu.tools import MCPClient
-from aimu_jupyter.approval import NotebookPolicy
+from aimu_jupyter.approval._policy import NotebookPolicy
 
 HOSTILE = textwrap.dedent(
     """

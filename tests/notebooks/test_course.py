@@ -195,7 +195,7 @@ def test_workspace_notebook_tools_describe_data_and_hide_secrets():
 
 def test_workspace_model_may_look_at_the_variables():
     nb = executed("05_notebook_workspace")
-    from aimu_jupyter.notebook_tools import make_notebook_tools
+    from aimu_jupyter.kernel_tools._notebook import make_notebook_tools
 
     assert_model_run(nb.record("model-call"), specs_of(make_notebook_tools(None)))
 

@@ -14,8 +14,8 @@ from course_run import (
     tool_cards,
 )
 
-from aimu_jupyter.cells import MIME_TYPE as CELLS_MIME
-from aimu_jupyter.toolbox import as_tool, make_kernel_python_tool
+from aimu_jupyter.kernel_tools._new_cells import MIME_TYPE as CELLS_MIME
+from aimu_jupyter.run._toolbox import as_tool, make_kernel_python_tool
 
 pytestmark = pytest.mark.timeout(NOTEBOOK_TIMEOUT)
 

@@ -1,7 +1,7 @@
 """The inline approval panel: Approve, Deny (with a reason), Always allow.
 
 The panel is shown in the run's own output, as a widget view published with the record
-(:meth:`~aimu_jupyter.live.LiveDisplay.overlay`), above which it repeats the record so far.
+(:meth:`~aimu_jupyter.view._live.LiveDisplay.overlay`), above which it repeats the record so far.
 Once answered the output is the record alone, whose tool card holds the decision: nothing is
 left behind in the cell or the saved notebook.
 
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu._display import html_text, visible, visible_line
-from aimu_jupyter.record import MIME_TYPE, RunRecord, ordered_names
+from aimu_jupyter.view._record import MIME_TYPE, RunRecord, ordered_names
 
 #: The wait for a click is taken in slices this long (seconds).
 SLICE = 0.25

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from aimu_jupyter.wake import sigint_raises
+from aimu_jupyter.run._wake import sigint_raises
 
 #: How often the waiting main thread looks for an interrupt (seconds).
 _SLICE = 0.05

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from aimu_jupyter.record import fence
+from aimu_jupyter.view._record import fence
 
 MIME_TYPE = "application/vnd.aimu.cells+json"
 VERSION = 1

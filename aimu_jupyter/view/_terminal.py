@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from aimu._display import visible
 from aimu.models.chunks import Phase, StreamChunk
-from aimu_jupyter.ask import call_text
-from aimu_jupyter.record import (
+from aimu_jupyter.approval._ask import call_text
+from aimu_jupyter.view._record import (
     STOPPED,
     RunRecord,
     approval_line,

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu.models.base import ModelClient
-from aimu_jupyter import runner
-from aimu_jupyter.session import Session
+from aimu_jupyter.run import _runner as runner
+from aimu_jupyter.run._session import Session
 
 _standalone: Session | None = None
 
@@ -89,7 +89,7 @@ def _session() -> Session:
     else:
         shell = get_ipython()
     if shell is not None:
-        from aimu_jupyter.magics import magics_of
+        from aimu_jupyter.magics._agent import magics_of
 
         return magics_of(shell).session
     if _standalone is None:

@@ -105,7 +105,7 @@ def make_notebook_tools(
             source: The cell's full text.
             kind: "code" for a Python cell, "markdown" for a text cell.
         """
-        from aimu_jupyter.cells import publish_cells
+        from aimu_jupyter.kernel_tools._new_cells import publish_cells
 
         publish_cells([{"cell_type": kind, "source": source}], origin="add_cell")
         return f"Added a {kind} cell below the agent's cell. It has not run; the user decides."
@@ -114,7 +114,7 @@ def make_notebook_tools(
         reading.__tool_read_only__ = True
     add_cell.__tool_read_only__ = False
     add_cell.__tool_code__ = {"source": "python"}
-    from aimu_jupyter.cell_tools import make_cell_tools
+    from aimu_jupyter.kernel_tools._cells import make_cell_tools
 
     cell_tools = make_cell_tools(
         shell, bridge or (lambda: None), lambda text: redact_secrets(text, shell.user_ns)

@@ -115,16 +115,16 @@ class AimuMagics(Magics):
 
     @property
     def session(self) -> Any:
-        """The notebook's :class:`~aimu_jupyter.session.Session` (created on first use)."""
+        """The notebook's :class:`~aimu_jupyter.run._session.Session` (created on first use)."""
         if self._session is None:
-            from aimu_jupyter.session import Session
+            from aimu_jupyter.run._session import Session
 
             self._session = Session(self.shell, self.settings)
         return self._session
 
     def settings(self) -> Any:
         """The current ``%config AimuMagics.*`` values as a Settings snapshot."""
-        from aimu_jupyter.session import Settings
+        from aimu_jupyter.run._session import Settings
 
         return Settings(
             model=self.model,
@@ -326,14 +326,14 @@ class AimuMagics(Magics):
         prompt = cell.strip()
         if not prompt and not args.fix:
             raise UsageError("%%agent: the cell is empty; write the prompt below the first line")
-        from aimu_jupyter import runner
+        from aimu_jupyter.run import _runner as runner
 
         if args.each is not None:
             return self._start(args, lambda nested: self._run_each(args, prompt))
         if not args.no_interpolate:
             prompt = runner.interpolate(prompt, self.shell.user_ns)
         if args.fix:
-            from aimu_jupyter.fixing import fix_prompt, with_fix_tools
+            from aimu_jupyter.magics._fix_prompt import fix_prompt, with_fix_tools
 
             prompt = fix_prompt(self.shell, prompt)
             args.tools = with_fix_tools(args.tools or self.tools)
@@ -345,12 +345,12 @@ class AimuMagics(Magics):
         awaited, self.awaited = self.awaited, False
         if awaited:
             return run(False)
-        from aimu_jupyter.nested import run_to_completion
+        from aimu_jupyter.magics._nested import run_to_completion
 
         return run_to_completion(lambda: run(True))
 
     async def _run_each(self, args: Any, template: str) -> Any:
-        from aimu_jupyter.batch_cell import run_each
+        from aimu_jupyter.run._each import run_each
 
         if args.concurrency is not None and args.concurrency < 1:
             raise UsageError(f"--concurrency must be a whole number >= 1, not {args.concurrency}")
@@ -362,7 +362,7 @@ class AimuMagics(Magics):
                 f"--each runs every row in a fresh conversation of its own; {', '.join(unused)} "
                 "does not apply to it"
             )
-        from aimu_jupyter.kernel_status import kernel_busy
+        from aimu_jupyter.run._kernel_status import kernel_busy
 
         with kernel_busy(getattr(self.shell, "kernel", None)):
             return await run_each(
@@ -390,8 +390,8 @@ class AimuMagics(Magics):
             )
 
     async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
-        from aimu_jupyter import runner
-        from aimu_jupyter.session import DEFAULT_CONVERSATION
+        from aimu_jupyter.run import _runner as runner
+        from aimu_jupyter.run._session import DEFAULT_CONVERSATION
 
         if args.export:
             key = args.name or DEFAULT_CONVERSATION
@@ -419,7 +419,7 @@ class AimuMagics(Magics):
         if args.out is not None:
             self.shell.user_ns[args.out] = answer
         if args.export:
-            from aimu_jupyter.code_magics import export_conversation
+            from aimu_jupyter.magics._code import export_conversation
 
             log = self.session.conversation(args.name).code_log
             export_conversation(self.session, args.name, set(log.calls) - done_before)
@@ -552,7 +552,7 @@ def load(shell: Any) -> None:
         magics = shell.magics_manager.registry["AimuMagics"]
         shell.events.register("pre_execute", magics.cell_started)
         shell.events.register("post_execute", magics.cell_ended)
-    from aimu_jupyter import code_magics
+    from aimu_jupyter.magics import _code as code_magics
 
     code_magics.load(shell)
 
@@ -577,7 +577,7 @@ def unload(shell: Any) -> None:
             shell.configurables.remove(magics)
     if await_agent_cells in shell.input_transformers_post:
         shell.input_transformers_post.remove(await_agent_cells)
-    from aimu_jupyter import code_magics
+    from aimu_jupyter.magics import _code as code_magics
 
     code_magics.unload(shell)
 

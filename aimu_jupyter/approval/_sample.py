@@ -18,8 +18,8 @@ from typing import Any
 
 from aimu.batch import current_item
 from aimu.tools.approval import Denied
-from aimu_jupyter.approval import NotebookPolicy, allowance
-from aimu_jupyter.panel import SLICE, WIDGET_VIEW, ApprovalPanels
+from aimu_jupyter.approval._panel import SLICE, WIDGET_VIEW, ApprovalPanels
+from aimu_jupyter.approval._policy import NotebookPolicy, allowance
 
 APPROVE_REST = "Approve the rest like these"
 STOP = "Stop the batch"

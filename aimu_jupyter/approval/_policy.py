@@ -20,7 +20,7 @@ from typing import Any
 
 from aimu.tools.approval import Denied, read_only
 from aimu.tools.identity import ToolIdentity, tool_identity
-from aimu_jupyter.record import call_label
+from aimu_jupyter.view._record import call_label
 
 logger = logging.getLogger("aimu_jupyter")
 

@@ -13,7 +13,7 @@ import builtins
 from typing import Any
 
 from aimu._display import visible_line
-from aimu_jupyter.wake import sigint_raises
+from aimu_jupyter.run._wake import sigint_raises
 
 #: Each argument value is shown as its repr, cut to this many characters.
 VALUE_CHARS = 80
@@ -52,7 +52,7 @@ def parse_answer(answer: str) -> tuple[str, str]:
 
 
 class StdinAsk:
-    """The ``ask`` of a :class:`~aimu_jupyter.approval.NotebookPolicy` that reads a line.
+    """The ``ask`` of a :class:`~aimu_jupyter.approval._policy.NotebookPolicy` that reads a line.
 
     It calls ``input`` as it is when asked: a kernel replaces it, cell by cell, with one
     that asks the frontend's stdin box. End of input denies the call.

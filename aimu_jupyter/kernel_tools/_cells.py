@@ -20,9 +20,9 @@ from typing import Any
 
 from aimu.tools.decorator import tool
 from aimu.tools.results import ToolResult
-from aimu_jupyter.notebook_bridge import NoFrontend, NotebookBridge
-from aimu_jupyter.notebook_tools import _cap as cap
-from aimu_jupyter.record import fence
+from aimu_jupyter.kernel_tools._bridge import NoFrontend, NotebookBridge
+from aimu_jupyter.kernel_tools._notebook import _cap as cap
+from aimu_jupyter.view._record import fence
 
 DIFF_MIME = "application/vnd.aimu.diff+json"
 CANNOT = (

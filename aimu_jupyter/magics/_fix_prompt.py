@@ -14,8 +14,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from aimu_jupyter.notebook_tools import redact_secrets
-from aimu_jupyter.record import fence
+from aimu_jupyter.kernel_tools._notebook import redact_secrets
+from aimu_jupyter.view._record import fence
 
 #: Frames kept from the end of the traceback, and characters kept of it in all.
 FRAMES = 12

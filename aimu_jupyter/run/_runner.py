@@ -22,19 +22,19 @@ from aimu.models.base import ModelClient
 from aimu.models.chunks import Phase
 from aimu.models.errors import ModelError, NoDefaultModelError
 from aimu.models.prices import prices
-from aimu_jupyter import run_options
-from aimu_jupyter.approval import MODES, NotebookPolicy
-from aimu_jupyter.cells import logging_code_to
-from aimu_jupyter.errors import AgentFailed, AgentInterrupted
-from aimu_jupyter.inbox_box import InboxBox
-from aimu_jupyter.inbox_field import InboxFields
-from aimu_jupyter.kernel_status import kernel_busy
-from aimu_jupyter.quiet import quiet_library_logs
-from aimu_jupyter.record import RunRecord
-from aimu_jupyter.session import DEFAULT_CONVERSATION, Session, Settings
-from aimu_jupyter.toolbox import Toolset, resolve_tools
-from aimu_jupyter.view import RunView, open_view
-from aimu_jupyter.wake import sigint_cancels, wake_on_signals
+from aimu_jupyter.approval._policy import MODES, NotebookPolicy
+from aimu_jupyter.kernel_tools._new_cells import logging_code_to
+from aimu_jupyter.magics import _options as run_options
+from aimu_jupyter.run._errors import AgentFailed, AgentInterrupted
+from aimu_jupyter.run._kernel_status import kernel_busy
+from aimu_jupyter.run._quiet import quiet_library_logs
+from aimu_jupyter.run._session import DEFAULT_CONVERSATION, Session, Settings
+from aimu_jupyter.run._toolbox import Toolset, resolve_tools
+from aimu_jupyter.run._wake import sigint_cancels, wake_on_signals
+from aimu_jupyter.view._choose import RunView, open_view
+from aimu_jupyter.view._inbox_box import InboxBox
+from aimu_jupyter.view._inbox_field import InboxFields
+from aimu_jupyter.view._record import RunRecord
 
 NO_MODEL = (
     "No model chosen for the agent. Pick one with --model provider:model "
@@ -46,7 +46,8 @@ NO_MODEL = (
 async def run(session: Session, prompt: str, **options: Any) -> Any:
     """Run ``prompt`` in a conversation of ``session`` and return the final answer (see
     :func:`_run` for the options). The kernel reads busy until the run ends
-    (:func:`~aimu_jupyter.kernel_status.kernel_busy`), whatever the frontend sends meanwhile."""
+    (:func:`~aimu_jupyter.run._kernel_status.kernel_busy`), whatever the frontend sends
+    meanwhile."""
     with kernel_busy(getattr(session.shell, "kernel", None)):
         return await _run(session, prompt, **options)
 
@@ -78,7 +79,7 @@ async def _run(
     on a loop of its own, so no button click can reach it. ``thinking``,
     ``generate_kwargs`` (``name=value`` texts or a dict), ``compact`` and ``schema`` are
     ``--thinking``, ``--option``, ``--compact`` and ``--schema`` (see
-    :mod:`aimu_jupyter.run_options`); with a schema the answer is a validated instance.
+    :mod:`aimu_jupyter.magics._options`); with a schema the answer is a validated instance.
     ``trust_mcp`` is ``--trust-mcp``: the MCP clients of ``tools`` whose servers are trusted.
     ``cache`` and ``fresh`` are ``--cache [PATH]`` and ``--fresh``: answers given before are
     replayed from the store (tools still run), and the record says so.

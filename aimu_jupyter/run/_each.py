@@ -30,14 +30,14 @@ from aimu.aio import Agent
 from aimu.batch import BatchRun, BatchSetupError
 from aimu.models.errors import ModelError
 from aimu.tools.approval import read_only
-from aimu_jupyter import run_options
-from aimu_jupyter.approval import NotebookPolicy
-from aimu_jupyter.errors import AgentFailed, AgentInterrupted
-from aimu_jupyter.runner import _Names, resolve_options
-from aimu_jupyter.sample_approval import SampleApproval, sample_size
-from aimu_jupyter.session import Session
-from aimu_jupyter.toolbox import tool_name
-from aimu_jupyter.view import can_click
+from aimu_jupyter.approval._policy import NotebookPolicy
+from aimu_jupyter.approval._sample import SampleApproval, sample_size
+from aimu_jupyter.magics import _options as run_options
+from aimu_jupyter.run._errors import AgentFailed, AgentInterrupted
+from aimu_jupyter.run._runner import _Names, resolve_options
+from aimu_jupyter.run._session import Session
+from aimu_jupyter.run._toolbox import tool_name
+from aimu_jupyter.view._choose import can_click
 
 
 async def run_each(

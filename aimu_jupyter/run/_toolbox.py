@@ -365,8 +365,8 @@ def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str])
     """
     from aimu.tools.builtin._python import PythonRunner, describe_modules
     from aimu.tools.decorator import tool
-    from aimu_jupyter.cells import running_code_log
-    from aimu_jupyter.displays import inline_plots_after, notebook_displays
+    from aimu_jupyter.kernel_tools._displays import inline_plots_after, notebook_displays
+    from aimu_jupyter.kernel_tools._new_cells import running_code_log
 
     runner = PythonRunner(user_ns, allowed_imports, displays=notebook_displays)
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aimu.models.base import ModelClient
-from aimu_jupyter.cells import CodeLog
-from aimu_jupyter.inbox_field import InboxFields
-from aimu_jupyter.notebook_bridge import NotebookBridge
-from aimu_jupyter.toolbox import ToolRegistry, make_kernel_python_tool
-from aimu_jupyter.usage import UsageLog
+from aimu_jupyter.kernel_tools._bridge import NotebookBridge
+from aimu_jupyter.kernel_tools._new_cells import CodeLog
+from aimu_jupyter.magics._usage import UsageLog
+from aimu_jupyter.run._toolbox import ToolRegistry, make_kernel_python_tool
+from aimu_jupyter.view._inbox_field import InboxFields
 
 DEFAULT_CONVERSATION = "default"
 
@@ -49,7 +49,7 @@ class Conversation:
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     always_allowed: set[Any] = field(default_factory=set)
-    """Tool identities (:func:`aimu_jupyter.approval.allowance`)."""
+    """Tool identities (:func:`aimu_jupyter.approval._policy.allowance`)."""
     code_log: CodeLog = field(default_factory=CodeLog)
     #: Where each "Always allow" was chosen (a call's one-line label), by tool identity.
     always_chosen: dict[Any, str] = field(default_factory=dict)
@@ -133,7 +133,7 @@ class Session:
     def notebook_tools(self) -> list[Callable]:
         """The ``notebook`` group bound to this shell."""
         if self._notebook is None:
-            from aimu_jupyter.notebook_tools import make_notebook_tools
+            from aimu_jupyter.kernel_tools._notebook import make_notebook_tools
 
             self._notebook = make_notebook_tools(self.shell, self.notebook_bridge)
         return self._notebook

@@ -4,7 +4,7 @@
   updated in place; approvals are panels in it.
 - A kernel whose client allows stdin but draws none (``jupyter console``): approvals are
   asked on stdin, and the final record is printed as a new output (such clients drop display
-  updates). Which kind a client is, :class:`~aimu_jupyter.frontend.FrontendProbe` finds out
+  updates). Which kind a client is, :class:`~aimu_jupyter.view._frontend.FrontendProbe` finds out
   once per client session.
 - A kernel whose client allows no stdin (nbclient, papermill, CI), or a run nested in
   ``%%time``/``%%capture`` (the cell cannot receive clicks): the live display, and the
@@ -21,12 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu.models.chunks import StreamChunk
-from aimu_jupyter.approval import Ask
-from aimu_jupyter.ask import StdinAsk
-from aimu_jupyter.live import LiveDisplay
-from aimu_jupyter.record import RunRecord
-from aimu_jupyter.session import Session, Settings
-from aimu_jupyter.terminal import TextStream
+from aimu_jupyter.approval._ask import StdinAsk
+from aimu_jupyter.approval._policy import Ask
+from aimu_jupyter.run._session import Session, Settings
+from aimu_jupyter.view._live import LiveDisplay
+from aimu_jupyter.view._record import RunRecord
+from aimu_jupyter.view._terminal import TextStream
 
 MIN_KERNEL = (7, 4)
 
@@ -127,13 +127,13 @@ def open_view(
         return RunView(record, live=live, ask=StdinAsk())
     if not _widgets_usable(session):
         return RunView(record, live=LiveDisplay(record.bundle, _publisher()), ask=StdinAsk())
-    from aimu_jupyter.panel import ApprovalPanels
+    from aimu_jupyter.approval._panel import ApprovalPanels
 
     if draws:
         live = LiveDisplay(record.bundle, _publisher())
         panels = ApprovalPanels(settings.approval_timeout, live.overlay, record)
         return RunView(record, live=live, ask=panels.ask, draws_widgets=True)
-    from aimu_jupyter.frontend import FrontendProbe
+    from aimu_jupyter.view._frontend import FrontendProbe
 
     probe = FrontendProbe()
     live = LiveDisplay(lambda: _plain_once_drawn(record.bundle(), probe), _publisher())

@@ -1,9 +1,10 @@
 """``%agent_export`` and ``%agent_fix``: leave the agent's code in the notebook, fix a failure.
 
 ``%agent_export`` writes the code of a conversation's successful ``python`` calls as new
-cells below (:mod:`aimu_jupyter.cells`); ``%agent_fix`` runs the agent on the last
-exception (:mod:`aimu_jupyter.fixing`) with the ``python`` and ``notebook`` tools, under the
-usual approval. ``%%agent --export`` and ``%%agent --fix`` do the same from an agent cell.
+cells below (:mod:`aimu_jupyter.kernel_tools._new_cells`); ``%agent_fix`` runs the agent on
+the last exception (:mod:`aimu_jupyter.magics._fix_prompt`) with the ``python`` and
+``notebook`` tools, under the usual approval. ``%%agent --export`` and ``%%agent --fix`` do
+the same from an agent cell.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class AgentCodeMagics(Magics):
             %agent_export
             %agent_export --name cleaning
         """
-        from aimu_jupyter.magics import _parse
+        from aimu_jupyter.magics._agent import _parse
 
         args = _parse(self.agent_export, line, "%agent_export")
         export_conversation(self._session(), args.name)
@@ -76,9 +77,9 @@ class AgentCodeMagics(Magics):
             %agent_fix --model openai:gpt-4o-mini why is the column missing
             %agent_fix --error failure
         """
-        from aimu_jupyter import runner
-        from aimu_jupyter.fixing import fix_prompt, with_fix_tools
-        from aimu_jupyter.magics import _parse
+        from aimu_jupyter.magics._agent import _parse
+        from aimu_jupyter.magics._fix_prompt import fix_prompt, with_fix_tools
+        from aimu_jupyter.run import _runner as runner
 
         args = _parse(self.agent_fix, line, "%agent_fix")
         session = self._session()
@@ -99,7 +100,7 @@ class AgentCodeMagics(Magics):
         )
 
     def _session(self) -> Any:
-        from aimu_jupyter.magics import magics_of
+        from aimu_jupyter.magics._agent import magics_of
 
         return magics_of(self.shell).session
 
@@ -111,8 +112,8 @@ async def _without_value(run: Awaitable[Any]) -> None:
 
 def export_conversation(session: Any, name: str | None, only: Collection[str] | None = None) -> int:
     """Publish the conversation's successful python calls as cells; returns how many."""
-    from aimu_jupyter.cells import exported_cells, publish_cells
-    from aimu_jupyter.session import DEFAULT_CONVERSATION
+    from aimu_jupyter.kernel_tools._new_cells import exported_cells, publish_cells
+    from aimu_jupyter.run._session import DEFAULT_CONVERSATION
 
     key = name or DEFAULT_CONVERSATION
     conversation = session.conversations.get(key)
