@@ -15,6 +15,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
+from aimu._checks import positive_number
 from aimu.models.base import ModelEvent, ThinkingDelta
 from aimu.models.errors import ModelConnectionError, ModelError
 from aimu.models.providers._think import ThinkSplitter
@@ -32,9 +33,7 @@ def stall_timeout(timeout: float | None) -> float:
     """The stall timeout a client was given, checked (``None``: the default, 120 s)."""
     if timeout is None:
         return DEFAULT_TIMEOUT
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-        raise ValueError(f"timeout must be a number of seconds > 0, not {timeout!r}")
-    return float(timeout) if math.isfinite(timeout) else math.inf
+    return positive_number(timeout, "timeout", unit="seconds", finite=False)
 
 
 class Stall:

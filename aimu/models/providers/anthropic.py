@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from aimu._checks import flag
 from aimu._secrets import redact, shown_url
 from aimu.models.base import (
     GenerationOptions,
@@ -105,9 +106,7 @@ class AnthropicClient(SDKAccess, ModelClient):
             "sees_images": sees_images,
             **params,
         }
-        if sees_images is not None and not isinstance(sees_images, bool):
-            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
-        self._sees_images = sees_images
+        self._sees_images = None if sees_images is None else flag(sees_images, "sees_images")
         from anthropic.resources.messages import AsyncMessages
 
         self._params = split_request_options(params, AsyncMessages.create, _RESERVED, "anthropic")

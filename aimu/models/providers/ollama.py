@@ -24,6 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from aimu._checks import flag
 from aimu._secrets import redact, secret_values, shown_url
 from aimu.models.base import (
     GenerationOptions,
@@ -102,9 +103,7 @@ class OllamaClient(ModelClient):
             "sees_images": sees_images,
             **params,
         }
-        if sees_images is not None and not isinstance(sees_images, bool):
-            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
-        self._sees_images = sees_images
+        self._sees_images = None if sees_images is None else flag(sees_images, "sees_images")
         known = set(sdk.Options.model_fields)
         self._known = frozenset(known)
         self._defaults = dict(default_generate_kwargs or {})

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from aimu._checks import flag
 from aimu._secrets import redact, shown_url
 from aimu.models.base import (
     GenerationOptions,
@@ -102,9 +103,7 @@ class OpenAIClient(SDKAccess, ModelClient):
             "sees_images": sees_images,
             **params,
         }
-        if sees_images is not None and not isinstance(sees_images, bool):
-            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
-        self._sees_images = sees_images
+        self._sees_images = None if sees_images is None else flag(sees_images, "sees_images")
         self._accepted = parameters(_create_method(), _RESERVED)
         self._defaults = openai_fields(None, default_generate_kwargs or {}, self._accepted)
         explicit_url = base_url or short_url or None
