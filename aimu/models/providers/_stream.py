@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from aimu._checks import positive_number
@@ -133,6 +133,46 @@ def field(container: Any, name: str, kind: type | tuple[type, ...], label: str) 
         f"{label} sent a stream event whose {name!r} is {type(value).__name__}, not {names}: "
         f"{_shown(container)}"
     )
+
+
+def objects(container: Any, name: str, label: str) -> list[dict[str, Any]]:
+    """``container[name]`` as a list of JSON objects (empty when missing or null); a list
+    holding anything else (``{"choices": [null]}``) is a malformed event."""
+    items = field(container, name, list, label) or []
+    for item in items:
+        if not isinstance(item, dict):
+            raise MalformedStreamError(
+                f"{label} sent a stream event whose {name!r} holds a {type(item).__name__} "
+                f"where an object belongs: {_shown(container)}"
+            )
+    return items
+
+
+async def translated(
+    events: AsyncIterator[T], label: str, error: Callable[[Exception], BaseException]
+) -> AsyncIterator[T]:
+    """``events``, with whatever breaks them turned into a :class:`ModelError`: a shape the
+    reader did not expect is :func:`malformed`, anything else goes through ``error`` (the
+    provider's translation of its SDK's exceptions)."""
+    iterator = aiter(events)
+    try:
+        while True:
+            try:
+                event = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except ModelError:
+                raise
+            except (TypeError, AttributeError, KeyError, IndexError) as exc:
+                failure = malformed(label, exc)
+            except Exception as exc:
+                failure = error(exc)
+            else:
+                yield event
+                continue
+            raise failure  # outside the handler: the SDK error (it may hold a key) is not chained
+    finally:
+        await iterator.aclose()  # type: ignore[attr-defined]
 
 
 def malformed(label: str, exc: Exception) -> MalformedStreamError:
