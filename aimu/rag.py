@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from aimu.memory.base import Hit, MemoryStore, check_count, check_text
+from aimu._checks import whole_number
+from aimu.memory.base import Hit, MemoryStore, check_text
 
 _BREAKS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ")
 _BATCH = 256
@@ -168,7 +169,7 @@ def retrieve_with_sources(
     """Like :func:`retrieve`, as :class:`~aimu.memory.Hit` objects: ``hit.text``,
     ``hit.source``, ``hit.metadata`` (position) and ``hit.distance``."""
     check_text(query, "query")
-    check_count(n_results)
+    whole_number(n_results, "n_results")
     query_hits = getattr(store, "query", None)
     if callable(query_hits):
         return query_hits(query, n_results, **search_kwargs)
@@ -218,7 +219,7 @@ def rerank(
     """
     check_text(query, "query")
     if top_n is not None:
-        check_count(top_n, "top_n")
+        whole_number(top_n, "top_n")
     items = list(documents)
     if not items:
         return []
@@ -293,9 +294,8 @@ def _documents(documents: Any) -> list[tuple[str | None, str]]:
 
 
 def _check_sizes(chunk_size: Any, chunk_overlap: Any) -> None:
-    check_count(chunk_size, "chunk_size")
-    if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int) or chunk_overlap < 0:
-        raise ValueError(f"chunk_overlap must be an int >= 0, not {chunk_overlap!r}")
+    whole_number(chunk_size, "chunk_size")
+    whole_number(chunk_overlap, "chunk_overlap", minimum=0)
     if chunk_overlap >= chunk_size:
         raise ValueError(
             f"chunk_overlap ({chunk_overlap}) must be smaller than chunk_size ({chunk_size})"

@@ -79,13 +79,6 @@ def check_text(value: Any, label: str) -> str:
     return value
 
 
-def check_count(value: Any, label: str = "n_results") -> int:
-    """Return ``value`` if it is an int >= 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{label} must be an int >= 1, not {value!r}")
-    return value
-
-
 def check_batch(contents: Sequence[str], metadatas: Sequence[Metadata] | None) -> None:
     if isinstance(contents, str):
         raise TypeError("contents must be a list of strings, not one string")

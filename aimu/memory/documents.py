@@ -18,7 +18,8 @@ import uuid
 import warnings
 from pathlib import Path
 
-from aimu.memory.base import Hit, MemoryStore, check_count, check_text
+from aimu._checks import whole_number
+from aimu.memory.base import Hit, MemoryStore, check_text
 
 _WORDS = re.compile(r"\w+")
 _TEMP_PREFIX = ".aimu-tmp-"
@@ -119,7 +120,7 @@ class DocumentStore(MemoryStore):
         contains, then by how often they occur, then by path.
         """
         check_text(query, "query")
-        check_count(n_results)
+        whole_number(n_results, "n_results")
         terms = {word.lower() for word in _WORDS.findall(query)} or {query.strip().lower()}
         scored = []
         with self._lock:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from aimu.memory.base import Hit, MemoryStore, Metadata, check_batch, check_count, check_text
+from aimu._checks import whole_number
+from aimu.memory.base import Hit, MemoryStore, Metadata, check_batch, check_text
 from aimu.memory.embeddings import INSTALL_HINT, default_embedding_function
 
 try:
@@ -149,7 +150,7 @@ class SemanticMemoryStore(MemoryStore):
     ) -> list[Hit]:
         """Like :meth:`search`, returning each result's id, metadata and distance."""
         check_text(query, "query")
-        check_count(n_results)
+        whole_number(n_results, "n_results")
         with self._lock:
             count = self._live().count()
             if count == 0:

@@ -27,6 +27,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimu.models.errors import UnsupportedOptionError
+
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
@@ -306,6 +308,36 @@ class ModelClient(ABC):
         and, in subclasses, the server and standing options. The response cache keys on it
         (:mod:`aimu.models.cache`), so it must never hold a credential."""
         return {"provider": self.provider, "model": self.model, "client": type(self).__qualname__}
+
+    @property
+    def default_generate_kwargs(self) -> dict[str, Any]:
+        """Sampling options sent with every turn, under the turn's own ``generate_kwargs``.
+
+        Settable: the new options are checked against the provider's names when set (an
+        :class:`~aimu.models.errors.UnsupportedOptionError` names the accepted ones), apply
+        from the next turn on, and are kept by :meth:`clone`.
+        """
+        return dict(getattr(self, "_generate_defaults", {}))
+
+    @default_generate_kwargs.setter
+    def default_generate_kwargs(self, value: Mapping[str, Any] | None) -> None:
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise TypeError(
+                f"default_generate_kwargs must be a mapping, not {type(value).__name__}"
+            )
+        self._take_defaults(dict(value))
+        self._generate_defaults = dict(value)
+
+    def _take_defaults(self, kwargs: dict[str, Any]) -> None:
+        """Check new ``default_generate_kwargs`` and take them in; a client that sends no
+        generation options refuses any."""
+        if kwargs:
+            raise UnsupportedOptionError(
+                f"{self.provider}: this client takes no generation options, not "
+                f"{', '.join(sorted(kwargs))}"
+            )
 
     @property
     def sees_images(self) -> bool:

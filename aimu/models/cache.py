@@ -30,7 +30,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -482,6 +482,15 @@ class CachedClient(ModelClient):
     @property
     def sees_images(self) -> bool:
         return self.inner.sees_images
+
+    @property
+    def default_generate_kwargs(self) -> dict[str, Any]:
+        return self.inner.default_generate_kwargs
+
+    @default_generate_kwargs.setter
+    def default_generate_kwargs(self, value: Mapping[str, Any] | None) -> None:
+        self.inner.default_generate_kwargs = value
+        self._identity = self.inner.identity()  # other defaults, other answers
 
     def identity(self) -> dict[str, Any]:
         return self._identity

@@ -7,6 +7,7 @@ stays light when MCP is not needed.
 from typing import Any
 
 from aimu.tools.approval import Denied, approve_all, deny_all
+from aimu.tools.approval import Policy as ToolApproval
 from aimu.tools.arguments import coerce_tool_arguments
 from aimu.tools.context import ToolContext
 from aimu.tools.decorator import tool
@@ -18,6 +19,10 @@ _LAZY = {"MCPClient": "aimu.tools.mcp", "MCPConnectionError": "aimu.tools.mcp"}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "builtin":
+        import importlib
+
+        return importlib.import_module("aimu.tools.builtin")
     if name in _LAZY:
         import importlib
 
@@ -30,12 +35,14 @@ __all__ = [
     "Image",
     "MCPClient",
     "MCPConnectionError",
+    "ToolApproval",
     "ToolArgumentError",
     "ToolContext",
     "ToolGroup",
     "ToolResult",
     "ToolSignatureError",
     "approve_all",
+    "builtin",
     "coerce_tool_arguments",
     "deny_all",
     "tool",

@@ -9,51 +9,83 @@ A 50-tool MCP server is one line of context until the model needs it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from aimu.tools.decorator import tool
 
 LOAD_TOOLS = "load_tools"
 
 
-@dataclass(frozen=True)
 class ToolGroup:
     """A named set of tools an agent can load on demand.
 
-    ``description`` is the one line the model chooses by; ``tools`` the tool functions
-    (``@tool``-decorated, factory-made or MCP wrappers, e.g. ``client.as_tools()``).
+    ``description`` is the one line the model chooses by; ``build`` returns the group's tools
+    (``@tool``-decorated, factory-made or MCP wrappers, e.g. ``client.as_tools``) and is
+    called once, when the group is first loaded, so an unused group costs nothing to set up.
+    ``build=None`` marks a resident group: its tools are always present (the agent holds them
+    itself) and the listing only describes them. ``guidance`` is what ``load_tools`` answers
+    besides the tool names (how to use them); ``note`` joins the group's line in the listing.
+    ``tools=[...]`` gives the tools themselves instead of ``build``.
     """
 
-    name: str
-    description: str
-    tools: Sequence[Callable]
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        build: Callable[[], Sequence[Callable]] | None = None,
+        guidance: str = "",
+        note: str = "",
+        *,
+        tools: Sequence[Callable] | None = None,
+    ):
+        if not isinstance(name, str) or not name.strip() or name != name.strip():
+            raise ValueError(f"a ToolGroup needs a non-empty name without padding, not {name!r}")
+        self.name = name
+        for label, text in (("description", description), ("guidance", guidance), ("note", note)):
+            if not isinstance(text, str):
+                raise TypeError(f"ToolGroup {name!r}: {label} must be a string")
+        if isinstance(build, list | tuple) and tools is None:
+            build, tools = None, build  # the tools themselves, as before build= existed
+        if build is not None and tools is not None:
+            raise TypeError(f"ToolGroup {name!r}: give build= or tools=, not both")
+        if build is not None and not callable(build):
+            raise TypeError(f"ToolGroup {name!r}: build must be a callable returning the tools")
+        self.description, self.guidance, self.note = description, guidance, note
+        self.build = build
+        self._tools = None if tools is None else self._checked(tools)
+        self.resident = build is None and tools is None
+        """Whether the group's tools are always present (nothing to load)."""
 
-    def __post_init__(self) -> None:
-        if (
-            not isinstance(self.name, str)
-            or not self.name.strip()
-            or self.name != self.name.strip()
-        ):
-            raise ValueError(
-                f"a ToolGroup needs a non-empty name without padding, not {self.name!r}"
-            )
-        if not isinstance(self.description, str):
-            raise TypeError(f"ToolGroup {self.name!r}: description must be a string")
-        if callable(self.tools) or isinstance(self.tools, str | bytes):
+    @property
+    def tools(self) -> tuple[Callable, ...]:
+        """The group's tools, built on first use; none for a resident group."""
+        if self._tools is None:
+            self._tools = () if self.build is None else self._checked(self.build())
+        return self._tools
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [fn.__tool_spec__["function"]["name"] for fn in self.tools]
+
+    @property
+    def line(self) -> str:
+        """The group's line in the ``load_tools`` listing."""
+        return " ".join(part for part in (f"- {self.name}: {self.description}", self.note) if part)
+
+    def __repr__(self) -> str:
+        return f"ToolGroup({self.name!r}, {self.description!r})"
+
+    def _checked(self, tools: Any) -> tuple[Callable, ...]:
+        if callable(tools) or isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
             raise TypeError(f"ToolGroup {self.name!r}: tools must be a list of tools")
-        tools = tuple(self.tools)
+        tools = tuple(tools)
         for fn in tools:
             if getattr(fn, "__tool_spec__", None) is None:
                 raise TypeError(
                     f"ToolGroup {self.name!r}: {getattr(fn, '__name__', fn)!r} is not a tool; "
                     "decorate it with @aimu.tool"
                 )
-        object.__setattr__(self, "tools", tools)
-
-    @property
-    def tool_names(self) -> list[str]:
-        return [fn.__tool_spec__["function"]["name"] for fn in self.tools]
+        return tools
 
 
 def check_groups(groups: Iterable[ToolGroup] | None, label: str = "tool_groups") -> list[ToolGroup]:
@@ -96,6 +128,8 @@ class GroupLoader:
         chosen = self.groups.get(group)
         if chosen is None:
             return f"Unknown tool group {group!r}. Groups: {', '.join(self.groups)}."
+        if chosen.resident:
+            return _with_guidance(f"The tools of group {group!r} are already yours.", chosen)
         if group in self._done:
             return f"Tool group {group!r} is already loaded: {', '.join(chosen.tool_names)}."
         taken = set(self._taken()) | set(self.loaded) | {LOAD_TOOLS}
@@ -113,11 +147,11 @@ class GroupLoader:
         )
         if skipped:
             text += f" Skipped (a tool of that name already exists): {', '.join(skipped)}."
-        return text
+        return _with_guidance(text, chosen)
 
     def _make_tool(self) -> Callable:
         names = tuple(self.groups)
-        listing = "\n".join(f"- {g.name}: {g.description}" for g in self.groups.values())
+        listing = "\n".join(group.line for group in self.groups.values())
 
         def load_tools(group: str) -> str:
             return self.load(group)
@@ -131,3 +165,7 @@ class GroupLoader:
         fn = tool(name=LOAD_TOOLS)(load_tools)
         fn.__tool_read_only__ = True
         return fn
+
+
+def _with_guidance(text: str, group: ToolGroup) -> str:
+    return f"{text}\n\n{group.guidance}" if group.guidance else text

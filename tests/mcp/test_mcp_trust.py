@@ -132,8 +132,8 @@ def test_a_config_trusts_only_the_servers_it_marks_trusted(tmp_path):
     ],
     ids=["argument", "config-key"],
 )
-def test_a_trust_flag_that_is_not_a_bool_is_a_type_error(make):
-    with pytest.raises(TypeError, match="must be True or False"):
+def test_a_trust_flag_that_is_not_a_bool_is_refused(make):
+    with pytest.raises(ValueError, match="must be True or False"):
         make()
 
 

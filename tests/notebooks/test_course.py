@@ -145,9 +145,11 @@ def test_approvals_model_lists_files_without_being_asked():
     nb = executed("03_approvals")
     record = nb.record("model-call")
     assert_model_run(record, specs_of(builtin.fs))
-    for card in tool_cards(record):
-        if card["name"] in ("list_directory", "read_file"):
-            assert card["approval"] is None
+    cards = tool_cards(record)
+    assert cards, "asked to list a folder, the model called no tool"
+    for card in cards:
+        reads = card["name"] in ("list_directory", "read_file")
+        assert (card["approval"] is None) is reads, card
 
 
 # -- 4 · Streaming tools --------------------------------------------------------------------

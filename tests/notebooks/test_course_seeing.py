@@ -121,6 +121,6 @@ def test_the_offline_model_run_finishes_and_any_image_is_marked_unseen():
     chart = python_part_of(nb, "own-image")["revenue_chart"]
     record = nb.record("model-call")
     assert_model_run(record, specs_of([python, as_tool(chart, "revenue_chart")]))
+    unseen = "The model did not see the images: it reads text only."
     for card in tool_cards(record):
-        if card["images"]:
-            assert card["images_note"] == "The model did not see the images: it reads text only."
+        assert card["images_note"] == (unseen if card["images"] else ""), card

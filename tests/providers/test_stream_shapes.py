@@ -56,6 +56,8 @@ OPENAI_BAD = {
     "delta as a string": sse(json.dumps({"choices": [{"delta": "hello"}]})),
     "choices as an object": sse(json.dumps({"choices": {"0": {}}})),
     "a choice as a number": sse(json.dumps({"choices": [7]})),
+    "a null choice": sse(json.dumps({"choices": [None]})),
+    "a null tool call": sse(chunk({"tool_calls": [None]})),
     "tool_calls as a string": sse(chunk({"tool_calls": "add"})),
     "a tool call as a number": sse(chunk({"tool_calls": [3]})),
     "a tool name as a list": sse(chunk({"tool_calls": [{"index": 0, "function": {"name": []}}]})),

@@ -121,7 +121,7 @@ async def test_a_client_told_its_model_reads_text_only_sends_no_image(server, pr
 
 
 def test_sees_images_must_be_a_bool():
-    with pytest.raises(TypeError, match="sees_images"):
+    with pytest.raises(ValueError, match="sees_images"):
         aimu.client("openai:m@http://127.0.0.1:9/v1", sees_images="no")
 
 

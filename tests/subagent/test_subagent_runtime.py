@@ -56,7 +56,9 @@ def test_spec_thinking_and_generate_kwargs_reach_the_childs_requests():
     child = Child([call("lookup", key="k"), "ok"])
     run_typed(child, {"system_message": "w", "tools": [lookup], "thinking": "low",
                       "generate_kwargs": {"temperature": 0.0}})  # fmt: skip
-    for options in options_of(child.clones[0]):
+    sent = options_of(child.clones[0])
+    assert len(sent) == 2  # the call turn and the answer turn
+    for options in sent:
         assert options.thinking == "low"
         assert options.generate_kwargs == {"temperature": 0.0}
 

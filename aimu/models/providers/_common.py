@@ -13,7 +13,6 @@ import email.utils
 import functools
 import importlib
 import inspect
-import json
 import os
 import re
 import ssl
@@ -25,20 +24,9 @@ from types import ModuleType
 from typing import Any, Generic, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from aimu._secrets import redact
 from aimu.models.base import ModelClient
 from aimu.models.errors import (
-    AuthenticationError,
-    ModelConnectionError,
-    ModelError,
-    ModelNotFoundError,
     ProviderNotInstalledError,
-    RateLimitError,
-)
-from aimu.models.providers._generation import (
-    is_unsupported_thinking,
-    overflow_error,
-    unsupported_thinking,
 )
 
 T = TypeVar("T")
@@ -245,84 +233,3 @@ def root_cause(exc: BaseException) -> str:
     while seen.__cause__ is not None or seen.__context__ is not None:
         seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
     return str(seen) or type(seen).__name__
-
-
-def stainless_error(
-    exc: BaseException,
-    sdk: ModuleType,
-    *,
-    label: str,
-    model: str,
-    endpoint: str,
-    key_hint: str,
-    secrets: Iterable[str | None],
-) -> BaseException:
-    """Translate an ``openai`` / ``anthropic`` SDK exception (same generator) into ours.
-
-    ``label`` names the other side ("OpenAI", "the server at http://..."), ``key_hint`` says
-    how to supply a key. Anything that is not an SDK error is returned unchanged.
-    """
-    secrets = list(secrets)
-    if isinstance(exc, json.JSONDecodeError):
-        return ModelError(f"{label} sent a stream event that is not JSON ({exc.msg})")
-    if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2"):
-        cause = redact(root_cause(exc), secrets)
-        return ModelConnectionError(f"the connection to {label} broke mid-answer: {cause}")
-    if isinstance(exc, sdk.APITimeoutError):
-        return ModelConnectionError(f"{label} did not answer in time ({endpoint}); try again")
-    if isinstance(exc, sdk.APIConnectionError):
-        cause = redact(root_cause(exc), secrets)
-        where = "" if endpoint in label else f" at {endpoint}"
-        return ModelConnectionError(
-            f"could not reach {label}{where}: {cause}. Is the server running and the "
-            "base URL right?"
-        )
-    if not isinstance(exc, sdk.APIStatusError):
-        if not isinstance(exc, sdk.APIError):
-            return exc
-        detail = redact(body_message(exc.body) or str(exc), secrets)
-        if is_context_overflow(detail):
-            return overflow_error(model, detail, body=exc.body)
-        return ModelError(f"{label} reported an error while answering: {detail}")
-    status = exc.status_code
-    detail = redact(body_message(exc.body), secrets).strip()
-    said = f": {detail}" if detail else ""
-    if status < 400:  # an error event inside a stream that had started fine
-        if is_context_overflow(detail):
-            return overflow_error(model, detail, body=exc.body)
-        return ModelError(f"{label} reported an error while answering{said}")
-    if status in (401, 403):
-        return AuthenticationError(f"{label} refused the credentials (HTTP {status}); {key_hint}")
-    if status == 404:
-        return ModelNotFoundError(
-            f"{label} does not know the model {model!r} or the endpoint (HTTP 404){said}"
-        )
-    if status == 429:
-        return RateLimitError(
-            f"{label} is rate-limiting requests (HTTP 429) and the retries ran out{said}; "
-            "wait a little and run again, or use max_retries= to retry longer",
-            retry_after=retry_after(exc.response.headers),
-        )
-    if status in (400, 413, 422) and is_context_overflow(detail):
-        return overflow_error(model, detail, body=exc.body)
-    if status in (400, 422) and is_unsupported_thinking(detail):
-        return unsupported_thinking(label, model, detail)
-    if status >= 500:
-        return ModelError(f"{label} failed (HTTP {status}) and the retries ran out{said}")
-    return ModelError(f"{label} rejected the request (HTTP {status}){said}")
-
-
-class SDKAccess:
-    """The official SDK's client for this event loop and the translation of its errors, for
-    callers beyond a streamed turn (the batch backends' files and batches endpoints). The
-    provider client keeps its SDK clients in ``_clients`` (:class:`PerLoop`) and turns SDK
-    exceptions into :class:`ModelError` with ``_error``."""
-
-    _clients: PerLoop
-
-    def sdk_client(self) -> Any:
-        return self._clients.get()
-
-    def sdk_error(self, exc: Exception) -> BaseException:
-        """The :class:`ModelError` an SDK exception means (secrets taken out)."""
-        return self._error(exc)  # type: ignore[attr-defined]

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from aimu._checks import positive_number
 from aimu.models.base import ModelEvent, ThinkingDelta
 from aimu.models.errors import ModelConnectionError, ModelError
 from aimu.models.providers._think import ThinkSplitter
@@ -32,9 +33,7 @@ def stall_timeout(timeout: float | None) -> float:
     """The stall timeout a client was given, checked (``None``: the default, 120 s)."""
     if timeout is None:
         return DEFAULT_TIMEOUT
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-        raise ValueError(f"timeout must be a number of seconds > 0, not {timeout!r}")
-    return float(timeout) if math.isfinite(timeout) else math.inf
+    return positive_number(timeout, "timeout", unit="seconds", finite=False)
 
 
 class Stall:
@@ -134,6 +133,46 @@ def field(container: Any, name: str, kind: type | tuple[type, ...], label: str) 
         f"{label} sent a stream event whose {name!r} is {type(value).__name__}, not {names}: "
         f"{_shown(container)}"
     )
+
+
+def objects(container: Any, name: str, label: str) -> list[dict[str, Any]]:
+    """``container[name]`` as a list of JSON objects (empty when missing or null); a list
+    holding anything else (``{"choices": [null]}``) is a malformed event."""
+    items = field(container, name, list, label) or []
+    for item in items:
+        if not isinstance(item, dict):
+            raise MalformedStreamError(
+                f"{label} sent a stream event whose {name!r} holds a {type(item).__name__} "
+                f"where an object belongs: {_shown(container)}"
+            )
+    return items
+
+
+async def translated(
+    events: AsyncIterator[T], label: str, error: Callable[[Exception], BaseException]
+) -> AsyncIterator[T]:
+    """``events``, with whatever breaks them turned into a :class:`ModelError`: a shape the
+    reader did not expect is :func:`malformed`, anything else goes through ``error`` (the
+    provider's translation of its SDK's exceptions)."""
+    iterator = aiter(events)
+    try:
+        while True:
+            try:
+                event = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except ModelError:
+                raise
+            except (TypeError, AttributeError, KeyError, IndexError) as exc:
+                failure = malformed(label, exc)
+            except Exception as exc:
+                failure = error(exc)
+            else:
+                yield event
+                continue
+            raise failure  # outside the handler: the SDK error (it may hold a key) is not chained
+    finally:
+        await iterator.aclose()  # type: ignore[attr-defined]
 
 
 def malformed(label: str, exc: Exception) -> MalformedStreamError:

@@ -29,12 +29,9 @@ import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
-from urllib.parse import urlparse
 
-from aimu._secrets import redact, shown_url
 from aimu.models.base import (
     GenerationOptions,
-    ModelClient,
     ModelEvent,
     TextDelta,
     ThinkingDelta,
@@ -42,25 +39,26 @@ from aimu.models.base import (
     TurnEnd,
     Usage,
 )
-from aimu.models.errors import MissingCredentialsError, ModelError
+from aimu.models.errors import MissingCredentialsError
 from aimu.models.providers._common import (
-    PerLoop,
-    SDKAccess,
     answer_params,
-    body_message,
     env,
     import_sdk,
-    is_context_overflow,
     served_identity,
-    split_credentials,
     split_request_options,
-    ssl_context,
-    stainless_error,
 )
-from aimu.models.providers._generation import anthropic_fields, overflow_error, parameters
+from aimu.models.providers._generation import anthropic_fields, parameters
 from aimu.models.providers._images import prepare
 from aimu.models.providers._sse import sse_events
-from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
+from aimu.models.providers._stainless import StainlessClient, chosen_key
+from aimu.models.providers._stream import (
+    Stall,
+    field,
+    json_object,
+    malformed,
+    objects,
+    stall_timeout,
+)
 
 OFFICIAL_URL = "https://api.anthropic.com"
 _NO_KEY = "no-key-required"
@@ -69,7 +67,7 @@ _KEPT_THINKING = 64
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
 
 
-class AnthropicClient(SDKAccess, ModelClient):
+class AnthropicClient(StainlessClient):
     """Streams Messages API turns from Anthropic (or a server speaking its protocol)."""
 
     provider = "anthropic"
@@ -89,63 +87,58 @@ class AnthropicClient(SDKAccess, ModelClient):
         sees_images: bool | None = None,
         **params: Any,
     ):
-        sdk = import_sdk("anthropic", "anthropic", "anthropic")
+        self._sdk = import_sdk("anthropic", "anthropic", "anthropic")
         if not model:
             raise ValueError("name a model, e.g. 'anthropic:claude-sonnet-4-5'")
-        self.model = model
-        self._init = {
-            "api_key": api_key,
-            "api_key_env": api_key_env,
-            "base_url": base_url,
-            "max_tokens": max_tokens,
-            "max_retries": max_retries,
-            "timeout": timeout,
-            "default_headers": default_headers,
-            "default_generate_kwargs": default_generate_kwargs,
-            "sees_images": sees_images,
-            **params,
-        }
-        if sees_images is not None and not isinstance(sees_images, bool):
-            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
-        self._sees_images = sees_images
+        self._configure(
+            model,
+            {
+                "api_key": api_key,
+                "api_key_env": api_key_env,
+                "base_url": base_url,
+                "max_tokens": max_tokens,
+                "max_retries": max_retries,
+                "timeout": timeout,
+                "default_headers": default_headers,
+                "default_generate_kwargs": default_generate_kwargs,
+                "sees_images": sees_images,
+                **params,
+            },
+        )
         from anthropic.resources.messages import AsyncMessages
 
         self._params = split_request_options(params, AsyncMessages.create, _RESERVED, "anthropic")
         self._params["max_tokens"] = max_tokens
         self._accepted = parameters(AsyncMessages.create, _RESERVED)
-        self._defaults = {"max_tokens": max_tokens, **(default_generate_kwargs or {})}
-        anthropic_fields(None, self._defaults, self._accepted, [])
-        self.base_url, login = split_credentials(
-            (base_url or env("ANTHROPIC_BASE_URL") or OFFICIAL_URL).rstrip("/")
-        )
-        official = urlparse(self.base_url).hostname == "api.anthropic.com"
-        self._label = "Anthropic" if official else f"the server at {shown_url(self.base_url)}"
+        self.default_generate_kwargs = default_generate_kwargs
+        login, official = self._locate(base_url, "ANTHROPIC_BASE_URL", OFFICIAL_URL, "Anthropic")
         credentials, self._key_hint = _resolve_credentials(api_key, api_key_env, base_url, official)
-        self._secrets = (*credentials.values(), *(login or ()))
-        options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
-        if timeout is not None:
-            options["timeout"] = timeout
-        if default_headers:
-            options["default_headers"] = default_headers
-        self._sdk = sdk
         self._timeout = stall_timeout(timeout)
-        self._clients = PerLoop(
-            _sdk_client, login=login, **(credentials or {"api_key": _NO_KEY}), **options
+        self._connect(
+            "AsyncAnthropic",
+            credentials,
+            login,
+            no_key=_NO_KEY,
+            max_retries=max_retries,
+            timeout=timeout,
+            default_headers=default_headers,
         )
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
-    def clone(self) -> AnthropicClient:
-        return AnthropicClient(self.model, **self._init)
+    def _check_defaults(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        defaults = {"max_tokens": self._init["max_tokens"], **kwargs}
+        anthropic_fields(None, defaults, self._accepted, [])
+        return defaults
 
     def identity(self) -> dict[str, Any]:
         """The server and the standing request options; no key, header or timeout."""
         return served_identity(self, self.base_url, answer_params(self._params), self._defaults)
 
-    async def stream(
+    async def _turn(
         self,
         messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        options: GenerationOptions | None = None,
+        tools: list[dict[str, Any]] | None,
+        options: GenerationOptions | None,
     ) -> AsyncIterator[ModelEvent]:
         body, answer_tool = self._request(messages, tools, options)
         request = {**body, "stream": True}
@@ -156,77 +149,66 @@ class AnthropicClient(SDKAccess, ModelClient):
         client = self._clients.get()
         label = self._label
         stall = Stall(self._timeout, label)
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                opening = client.messages.with_streaming_response.create(**request)
-                response = await stall.wait(stack.enter_async_context(opening))
-                async for kind, data in sse_events(stall.each(response.iter_lines())):
-                    event = json_object(data, label)
-                    kind = field(event, "type", str, label) or kind
-                    if kind == "content_block_delta":
-                        delta = field(event, "delta", dict, label) or {}
-                        block = blocks[event["index"]]
-                        part = delta.get("type")
-                        if part == "text_delta":
-                            text = field(delta, "text", str, label)
-                            if text:
-                                stall.output()
-                                yield TextDelta(text)
-                        elif part == "input_json_delta":
+        async with contextlib.AsyncExitStack() as stack:
+            opening = client.messages.with_streaming_response.create(**request)
+            response = await stall.wait(stack.enter_async_context(opening))
+            async for kind, data in sse_events(stall.each(response.iter_lines())):
+                event = json_object(data, label)
+                kind = field(event, "type", str, label) or kind
+                if kind == "content_block_delta":
+                    delta = field(event, "delta", dict, label) or {}
+                    block = blocks[event["index"]]
+                    part = delta.get("type")
+                    if part == "text_delta":
+                        text = field(delta, "text", str, label)
+                        if text:
                             stall.output()
-                            piece = field(delta, "partial_json", str, label) or ""
-                            block["json"].append(piece)
-                            if piece and _is_answer(block["block"], answer_tool):
-                                yield TextDelta(piece)
-                        elif part == "thinking_delta":
-                            thinking = field(delta, "thinking", str, label)
-                            if thinking:
-                                stall.output()
-                                block["thinking"].append(thinking)
-                                yield ThinkingDelta(thinking)
-                        elif part == "signature_delta":
-                            block["signature"] += field(delta, "signature", str, label) or ""
-                    elif kind == "content_block_start":
-                        blocks[event["index"]] = {
-                            "block": field(event, "content_block", dict, label) or {},
-                            "json": [],
-                            "thinking": [],
-                            "signature": "",
-                        }
-                    elif kind == "content_block_stop":
-                        block = blocks[event["index"]]["block"]
-                        if _is_answer(block, answer_tool):
-                            answered = True
-                        elif block.get("type") == "tool_use":
+                            yield TextDelta(text)
+                    elif part == "input_json_delta":
+                        stall.output()
+                        piece = field(delta, "partial_json", str, label) or ""
+                        block["json"].append(piece)
+                        if piece and _is_answer(block["block"], answer_tool):
+                            yield TextDelta(piece)
+                    elif part == "thinking_delta":
+                        thinking = field(delta, "thinking", str, label)
+                        if thinking:
                             stall.output()
-                            yield ToolCallRequest.from_json(
-                                field(block, "id", str, label) or "",
-                                field(block, "name", str, label) or "",
-                                "".join(blocks[event["index"]]["json"]),
-                            )
-                    elif kind == "message_start":
-                        message = field(event, "message", dict, label) or {}
-                        usage = field(message, "usage", dict, label) or {}
-                        input_tokens = _input_tokens(usage, label)
-                        output_tokens = field(usage, "output_tokens", int, label) or 0
-                    elif kind == "message_delta":
-                        delta = field(event, "delta", dict, label) or {}
-                        stop_reason = field(delta, "stop_reason", str, label) or stop_reason
-                        usage = field(event, "usage", dict, label) or {}
-                        output_tokens = field(usage, "output_tokens", int, label) or output_tokens
-                        input_tokens = _input_tokens(usage, label) or input_tokens
-                    elif kind == "error":
-                        raise self._stream_error(event.get("error", event))
-        except ModelError:
-            raise
-        except (TypeError, AttributeError, KeyError, IndexError) as exc:
-            failure: BaseException | None = malformed(label, exc)
-        except Exception as exc:
-            failure = self._error(exc)
-        else:
-            failure = None
-        if failure is not None:
-            raise failure  # outside the handler: the SDK error (it holds the key) is not chained
+                            block["thinking"].append(thinking)
+                            yield ThinkingDelta(thinking)
+                    elif part == "signature_delta":
+                        block["signature"] += field(delta, "signature", str, label) or ""
+                elif kind == "content_block_start":
+                    blocks[event["index"]] = {
+                        "block": field(event, "content_block", dict, label) or {},
+                        "json": [],
+                        "thinking": [],
+                        "signature": "",
+                    }
+                elif kind == "content_block_stop":
+                    block = blocks[event["index"]]["block"]
+                    if _is_answer(block, answer_tool):
+                        answered = True
+                    elif block.get("type") == "tool_use":
+                        stall.output()
+                        yield ToolCallRequest.from_json(
+                            field(block, "id", str, label) or "",
+                            field(block, "name", str, label) or "",
+                            "".join(blocks[event["index"]]["json"]),
+                        )
+                elif kind == "message_start":
+                    message = field(event, "message", dict, label) or {}
+                    usage = field(message, "usage", dict, label) or {}
+                    input_tokens = _input_tokens(usage, label)
+                    output_tokens = field(usage, "output_tokens", int, label) or 0
+                elif kind == "message_delta":
+                    delta = field(event, "delta", dict, label) or {}
+                    stop_reason = field(delta, "stop_reason", str, label) or stop_reason
+                    usage = field(event, "usage", dict, label) or {}
+                    output_tokens = field(usage, "output_tokens", int, label) or output_tokens
+                    input_tokens = _input_tokens(usage, label) or input_tokens
+                elif kind == "error":
+                    raise self._stream_error(event.get("error", event))
         self._keep_thinking(blocks)
         if answered and not any(
             b["block"]["type"] == "tool_use" and not _is_answer(b["block"], answer_tool)
@@ -275,7 +257,7 @@ class AnthropicClient(SDKAccess, ModelClient):
         events: list[ModelEvent] = []
         try:
             blocks: dict[int, dict[str, Any]] = {}
-            for index, block in enumerate(field(message, "content", list, label) or ()):
+            for index, block in enumerate(objects(message, "content", label)):
                 kind = field(block, "type", str, label)
                 blocks[index] = {"block": block, "json": [], "thinking": [], "signature": ""}
                 if kind == "text":
@@ -364,46 +346,15 @@ class AnthropicClient(SDKAccess, ModelClient):
                 add("user", _user_blocks(content))
         return "\n\n".join(system), turns
 
-    def _stream_error(self, error: Any) -> ModelError:
-        """An error event inside a stream that had started fine."""
-        detail = redact(body_message(error) or json.dumps(error), self._secrets)
-        if is_context_overflow(detail):
-            return overflow_error(self.model, detail, body=error)
-        return ModelError(f"{self._label} reported an error while answering: {detail}")
-
-    def _error(self, exc: Exception) -> BaseException:
-        return stainless_error(
-            exc,
-            self._sdk,
-            label=self._label,
-            model=self.model,
-            endpoint=shown_url(self.base_url),
-            key_hint=self._key_hint,
-            secrets=self._secrets,
-        )
-
-
-def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
-    """An ``AsyncAnthropic`` on the process's shared TLS context (``login``: basic auth)."""
-    import anthropic
-
-    http_client = anthropic.DefaultAsyncHttpxClient(verify=ssl_context(), auth=login)
-    return anthropic.AsyncAnthropic(http_client=http_client, **options)
-
 
 def _resolve_credentials(
     api_key: str | None, api_key_env: str | None, base_url: str | None, official: bool
 ) -> tuple[dict[str, str], str]:
     """The SDK credential arguments and the hint a 401 should give."""
-    if api_key:
-        return {"api_key": api_key}, "check the api_key= you passed"
-    if api_key_env:
-        key = env(api_key_env)
-        if key is None:
-            raise MissingCredentialsError(f"{api_key_env} is not set; set it to your API key")
-        return {"api_key": key}, f"set {api_key_env} to a valid key"
-    if base_url and not official:
-        return {}, "pass the server's key as api_key= or name its variable with api_key_env="
+    chosen = chosen_key(api_key, api_key_env, base_url, official)
+    if chosen is not None:
+        key, hint = chosen
+        return ({"api_key": key} if key else {}), hint
     if key := env("ANTHROPIC_API_KEY"):
         return {"api_key": key}, "set ANTHROPIC_API_KEY to a valid key"
     if token := env("ANTHROPIC_AUTH_TOKEN"):

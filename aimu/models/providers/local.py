@@ -58,7 +58,6 @@ from typing import Any
 
 from aimu.models.base import (
     GenerationOptions,
-    ModelClient,
     ModelEvent,
     TextDelta,
     ToolCallRequest,
@@ -71,6 +70,7 @@ from aimu.models.errors import (
     ProviderNotInstalledError,
 )
 from aimu.models.providers._common import import_sdk, is_context_overflow
+from aimu.models.providers._configured import ConfiguredClient
 from aimu.models.providers._generation import local_fields, overflow_error, parameters
 from aimu.models.providers._grammar import decision_schema
 from aimu.models.providers._guide import Quotable, named_tools, quotable, quote
@@ -174,7 +174,7 @@ def _close_all() -> None:
         _runtimes.clear()
 
 
-class LocalClient(ModelClient):
+class LocalClient(ConfiguredClient):
     """Streams turns from a GGUF model running in this process."""
 
     provider = "local"
@@ -196,18 +196,20 @@ class LocalClient(ModelClient):
             raise ProviderNotInstalledError(
                 f"the local provider needs the 'llama_cpp' package: {_INSTALL}"
             )
-        self.model = model
         self.path = model_path(model)
-        self._init = {
-            "n_ctx": n_ctx,
-            "n_threads": n_threads,
-            "n_gpu_layers": n_gpu_layers,
-            "chat_format": chat_format,
-            "max_tokens": max_tokens,
-            "guide": guide,
-            "default_generate_kwargs": default_generate_kwargs,
-            **params,
-        }
+        self._configure(
+            model,
+            {
+                "n_ctx": n_ctx,
+                "n_threads": n_threads,
+                "n_gpu_layers": n_gpu_layers,
+                "chat_format": chat_format,
+                "max_tokens": max_tokens,
+                "guide": guide,
+                "default_generate_kwargs": default_generate_kwargs,
+                **params,
+            },
+        )
         self.n_ctx = n_ctx
         self.guide = guide
         self._options = LoadOptions(
@@ -217,10 +219,10 @@ class LocalClient(ModelClient):
         self._convert = not (model.strip() or os.environ.get("AIMU_LOCAL_MODEL", "").strip())
         self._accepted = _accepted()
         self._params = {**_check_params(params, self._accepted), "max_tokens": max_tokens}
-        self._defaults = local_fields(None, default_generate_kwargs or {}, self._accepted)
+        self.default_generate_kwargs = default_generate_kwargs
 
-    def clone(self) -> LocalClient:
-        return LocalClient(self.model, **self._init)
+    def _check_defaults(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return local_fields(None, kwargs, self._accepted)
 
     @property
     def process_id(self) -> int | None:

@@ -27,7 +27,6 @@ from typing import Any
 from aimu._secrets import redact, secret_values, shown_url
 from aimu.models.base import (
     GenerationOptions,
-    ModelClient,
     ModelEvent,
     ToolCallRequest,
     TurnEnd,
@@ -51,6 +50,7 @@ from aimu.models.providers._common import (
     split_credentials,
     ssl_context,
 )
+from aimu.models.providers._configured import ConfiguredClient
 from aimu.models.providers._generation import (
     is_unsupported_thinking,
     ollama_fields,
@@ -65,7 +65,7 @@ _REQUEST_FIELDS = ("think", "keep_alive", "format", "logprobs", "top_logprobs")
 _RETRIED = frozenset({429, 500, 502, 503, 504})
 
 
-class OllamaClient(ModelClient):
+class OllamaClient(ConfiguredClient):
     """Streams chat turns from an Ollama server."""
 
     provider = "ollama"
@@ -91,24 +91,22 @@ class OllamaClient(ModelClient):
         given = {url for url in (host, base_url, short_url) if url}
         if len(given) > 1:
             raise ValueError(f"more than one Ollama host given: {', '.join(sorted(given))}")
-        self.model = model
-        self._init = {
-            "host": host or base_url or short_url or None,
-            "max_retries": max_retries,
-            "retry_backoff": retry_backoff,
-            "timeout": timeout,
-            "headers": headers,
-            "default_generate_kwargs": default_generate_kwargs,
-            "sees_images": sees_images,
-            **params,
-        }
-        if sees_images is not None and not isinstance(sees_images, bool):
-            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
-        self._sees_images = sees_images
+        self._configure(
+            model,
+            {
+                "host": host or base_url or short_url or None,
+                "max_retries": max_retries,
+                "retry_backoff": retry_backoff,
+                "timeout": timeout,
+                "headers": headers,
+                "default_generate_kwargs": default_generate_kwargs,
+                "sees_images": sees_images,
+                **params,
+            },
+        )
         known = set(sdk.Options.model_fields)
         self._known = frozenset(known)
-        self._defaults = dict(default_generate_kwargs or {})
-        ollama_fields(None, self._defaults, known, _REQUEST_FIELDS)
+        self.default_generate_kwargs = default_generate_kwargs
         self._request: dict[str, Any] = {}
         self._options: dict[str, Any] = {}
         for name, value in params.items():
@@ -140,8 +138,9 @@ class OllamaClient(ModelClient):
         url = self._init["host"]
         return f"ollama:{self.model}@{shown_url(url)}" if url else f"ollama:{self.model}"
 
-    def clone(self) -> OllamaClient:
-        return OllamaClient(self.model, **self._init)
+    def _check_defaults(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        ollama_fields(None, kwargs, self._known, _REQUEST_FIELDS)
+        return kwargs
 
     def identity(self) -> dict[str, Any]:
         """The server and the standing request options; no key, header or timeout."""

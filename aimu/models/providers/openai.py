@@ -24,37 +24,36 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
-from urllib.parse import urlparse
 
-from aimu._secrets import redact, shown_url
+from aimu._secrets import shown_url
 from aimu.models.base import (
     GenerationOptions,
-    ModelClient,
     ModelEvent,
     ThinkingDelta,
     ToolCallRequest,
     TurnEnd,
     Usage,
 )
-from aimu.models.errors import MissingCredentialsError, ModelError
+from aimu.models.errors import MissingCredentialsError
 from aimu.models.providers._common import (
-    PerLoop,
-    SDKAccess,
     answer_params,
-    body_message,
     env,
     import_sdk,
-    is_context_overflow,
     served_identity,
-    split_credentials,
     split_request_options,
-    ssl_context,
-    stainless_error,
 )
-from aimu.models.providers._generation import openai_fields, overflow_error, parameters
+from aimu.models.providers._generation import openai_fields, parameters
 from aimu.models.providers._images import prepare
 from aimu.models.providers._sse import sse_events
-from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
+from aimu.models.providers._stainless import StainlessClient, chosen_key
+from aimu.models.providers._stream import (
+    Stall,
+    field,
+    json_object,
+    malformed,
+    objects,
+    stall_timeout,
+)
 from aimu.models.providers._think import ThinkSplitter
 
 OFFICIAL_URL = "https://api.openai.com/v1"
@@ -63,7 +62,7 @@ _RESERVED = ("model", "messages", "stream", "tools")
 _RAW = "X-Stainless-Raw-Response"  # "stream": the SDK hands back the response unread
 
 
-class OpenAIClient(SDKAccess, ModelClient):
+class OpenAIClient(StainlessClient):
     """Streams Chat Completions from OpenAI or an OpenAI-compatible server."""
 
     provider = "openai"
@@ -82,7 +81,7 @@ class OpenAIClient(SDKAccess, ModelClient):
         sees_images: bool | None = None,
         **params: Any,
     ):
-        sdk = import_sdk("openai", "openai", "openai")
+        self._sdk = import_sdk("openai", "openai", "openai")
         model, _, short_url = model.partition("@")
         if not model:
             raise ValueError(
@@ -90,40 +89,36 @@ class OpenAIClient(SDKAccess, ModelClient):
             )
         if short_url and base_url and short_url != base_url:
             raise ValueError(f"two base URLs given: {short_url!r} in the name and {base_url!r}")
-        self.model = model
-        self._init = {
-            "api_key": api_key,
-            "api_key_env": api_key_env,
-            "base_url": base_url or short_url or None,
-            "max_retries": max_retries,
-            "timeout": timeout,
-            "default_headers": default_headers,
-            "default_generate_kwargs": default_generate_kwargs,
-            "sees_images": sees_images,
-            **params,
-        }
-        if sees_images is not None and not isinstance(sees_images, bool):
-            raise TypeError(f"sees_images must be True, False or None, not {sees_images!r}")
-        self._sees_images = sees_images
-        self._accepted = parameters(_create_method(), _RESERVED)
-        self._defaults = openai_fields(None, default_generate_kwargs or {}, self._accepted)
-        explicit_url = base_url or short_url or None
-        self.base_url, login = split_credentials(
-            (explicit_url or env("OPENAI_BASE_URL") or OFFICIAL_URL).rstrip("/")
+        self._configure(
+            model,
+            {
+                "api_key": api_key,
+                "api_key_env": api_key_env,
+                "base_url": base_url or short_url or None,
+                "max_retries": max_retries,
+                "timeout": timeout,
+                "default_headers": default_headers,
+                "default_generate_kwargs": default_generate_kwargs,
+                "sees_images": sees_images,
+                **params,
+            },
         )
-        official = urlparse(self.base_url).hostname == "api.openai.com"
-        self._label = "OpenAI" if official else f"the server at {shown_url(self.base_url)}"
+        self._accepted = parameters(_create_method(), _RESERVED)
+        self.default_generate_kwargs = default_generate_kwargs
+        explicit_url = base_url or short_url or None
+        login, official = self._locate(explicit_url, "OPENAI_BASE_URL", OFFICIAL_URL, "OpenAI")
         key, self._key_hint = _resolve_key(api_key, api_key_env, explicit_url, official)
-        self._secrets = (key, *(login or ()))
         self._params = split_request_options(params, _create_method(), _RESERVED, "openai")
-        options: dict[str, Any] = {"max_retries": max_retries, "base_url": self.base_url}
-        if timeout is not None:
-            options["timeout"] = timeout
-        if default_headers:
-            options["default_headers"] = default_headers
-        self._sdk = sdk
         self._timeout = stall_timeout(timeout)
-        self._clients = PerLoop(_sdk_client, login=login, api_key=key or _NO_KEY, **options)
+        self._connect(
+            "AsyncOpenAI",
+            {"api_key": key} if key else {},
+            login,
+            no_key=_NO_KEY,
+            max_retries=max_retries,
+            timeout=timeout,
+            default_headers=default_headers,
+        )
 
     @property
     def name(self) -> str:
@@ -131,18 +126,18 @@ class OpenAIClient(SDKAccess, ModelClient):
         url = self._init["base_url"]
         return f"openai:{self.model}@{shown_url(url)}" if url else f"openai:{self.model}"
 
-    def clone(self) -> OpenAIClient:
-        return OpenAIClient(self.model, **self._init)
+    def _check_defaults(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return openai_fields(None, kwargs, self._accepted)
 
     def identity(self) -> dict[str, Any]:
         """The server and the standing request options; no key, header or timeout."""
         return served_identity(self, self.base_url, answer_params(self._params), self._defaults)
 
-    async def stream(
+    async def _turn(
         self,
         messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        options: GenerationOptions | None = None,
+        tools: list[dict[str, Any]] | None,
+        options: GenerationOptions | None,
     ) -> AsyncIterator[ModelEvent]:
         request = {
             **self.request_body(messages, tools, options),
@@ -156,49 +151,38 @@ class OpenAIClient(SDKAccess, ModelClient):
         client = self._clients.get()
         label = self._label
         stall = Stall(self._timeout, label)
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                response = await stall.wait(stack.enter_async_context(_post(client, request)))
-                done = False
-                async for kind, data in sse_events(stall.each(response.iter_lines())):
-                    if done or data == "[DONE]":
-                        done = True  # read on to the end, so the connection can be reused
-                        continue
-                    chunk = json_object(data, label)
-                    if kind == "error" or chunk.get("error"):
-                        raise self._stream_error(chunk.get("error", chunk))
-                    counts = field(chunk, "usage", dict, label)
-                    if counts:
-                        usage = Usage(
-                            field(counts, "prompt_tokens", int, label) or 0,
-                            field(counts, "completion_tokens", int, label) or 0,
-                        )
-                    choices = field(chunk, "choices", list, label)
-                    if not choices:
-                        continue
-                    choice = choices[0]
-                    finish = field(choice, "finish_reason", str, label) or finish
-                    delta = field(choice, "delta", dict, label) or {}
-                    reasoning = field(delta, "reasoning_content", str, label) or field(
-                        delta, "reasoning", str, label
+        async with contextlib.AsyncExitStack() as stack:
+            response = await stall.wait(stack.enter_async_context(_post(client, request)))
+            done = False
+            async for kind, data in sse_events(stall.each(response.iter_lines())):
+                if done or data == "[DONE]":
+                    done = True  # read on to the end, so the connection can be reused
+                    continue
+                chunk = json_object(data, label)
+                if kind == "error" or chunk.get("error"):
+                    raise self._stream_error(chunk.get("error", chunk))
+                counts = field(chunk, "usage", dict, label)
+                if counts:
+                    usage = Usage(
+                        field(counts, "prompt_tokens", int, label) or 0,
+                        field(counts, "completion_tokens", int, label) or 0,
                     )
-                    content = field(delta, "content", str, label)
-                    for event in stall.events(splitter, reasoning, content):
-                        yield event
-                    fragments = field(delta, "tool_calls", list, label)
-                    if fragments:
-                        stall.output()
-                        _accumulate(calls, fragments, label)
-        except ModelError:
-            raise
-        except (TypeError, AttributeError, KeyError, IndexError) as exc:
-            failure: BaseException | None = malformed(label, exc)
-        except Exception as exc:
-            failure = self._error(exc)
-        else:
-            failure = None
-        if failure is not None:
-            raise failure  # outside the handler: the SDK error (it holds the key) is not chained
+                choices = objects(chunk, "choices", label)
+                if not choices:
+                    continue
+                choice = choices[0]
+                finish = field(choice, "finish_reason", str, label) or finish
+                delta = field(choice, "delta", dict, label) or {}
+                reasoning = field(delta, "reasoning_content", str, label) or field(
+                    delta, "reasoning", str, label
+                )
+                content = field(delta, "content", str, label)
+                for event in stall.events(splitter, reasoning, content):
+                    yield event
+                fragments = objects(delta, "tool_calls", label)
+                if fragments:
+                    stall.output()
+                    _accumulate(calls, fragments, label)
         for event in splitter.flush():
             yield event
         for slot in sorted(calls.values(), key=lambda s: s["order"]):
@@ -235,7 +219,7 @@ class OpenAIClient(SDKAccess, ModelClient):
         """The turn a ``chat.completion`` object (a Batch API result's body) holds."""
         label = self._label
         try:
-            choice = (field(completion, "choices", list, label) or [{}])[0]
+            choice = (objects(completion, "choices", label) or [{}])[0]
             message = field(choice, "message", dict, label) or {}
             counts = field(completion, "usage", dict, label) or {}
             usage = Usage(
@@ -249,7 +233,7 @@ class OpenAIClient(SDKAccess, ModelClient):
             events: list[ModelEvent] = [ThinkingDelta(reasoning)] if reasoning else []
             events += splitter.feed(field(message, "content", str, label) or "")
             events += splitter.flush()
-            for call in field(message, "tool_calls", list, label) or ():
+            for call in objects(message, "tool_calls", label):
                 function = field(call, "function", dict, label) or {}
                 events.append(
                     ToolCallRequest.from_json(
@@ -262,32 +246,6 @@ class OpenAIClient(SDKAccess, ModelClient):
         except (TypeError, AttributeError, KeyError, IndexError) as exc:
             raise malformed(label, exc) from None
         return events
-
-    def _stream_error(self, error: Any) -> ModelError:
-        """An error event inside a stream that had started fine."""
-        detail = redact(body_message(error) or json.dumps(error), self._secrets)
-        if is_context_overflow(detail):
-            return overflow_error(self.model, detail, body=error)
-        return ModelError(f"{self._label} reported an error while answering: {detail}")
-
-    def _error(self, exc: Exception) -> BaseException:
-        return stainless_error(
-            exc,
-            self._sdk,
-            label=self._label,
-            model=self.model,
-            endpoint=shown_url(self.base_url),
-            key_hint=self._key_hint,
-            secrets=self._secrets,
-        )
-
-
-def _sdk_client(login: tuple[str, str] | None, **options: Any) -> Any:
-    """An ``AsyncOpenAI`` on the process's shared TLS context (``login``: basic auth)."""
-    import openai
-
-    http_client = openai.DefaultAsyncHttpxClient(verify=ssl_context(), auth=login)
-    return openai.AsyncOpenAI(http_client=http_client, **options)
 
 
 @contextlib.asynccontextmanager
@@ -336,15 +294,9 @@ def _resolve_key(
     api_key: str | None, api_key_env: str | None, explicit_url: str | None, official: bool
 ) -> tuple[str | None, str]:
     """The key to send (or ``None``) and the hint a 401 should give."""
-    if api_key:
-        return api_key, "check the api_key= you passed"
-    if api_key_env:
-        key = env(api_key_env)
-        if key is None:
-            raise MissingCredentialsError(f"{api_key_env} is not set; set it to your API key")
-        return key, f"set {api_key_env} to a valid key"
-    if explicit_url and not official:
-        return None, "pass the server's key as api_key= or name its variable with api_key_env="
+    chosen = chosen_key(api_key, api_key_env, explicit_url, official)
+    if chosen is not None:
+        return chosen
     key = env("OPENAI_API_KEY")
     if key is None and official:
         raise MissingCredentialsError(

@@ -78,6 +78,9 @@ class ScriptedClient(ModelClient):
         self.requests: list[dict[str, Any]] = []
         self._next = 0
 
+    def _take_defaults(self, kwargs: dict[str, Any]) -> None:
+        """Any options are kept as given: nothing is generated."""
+
     @property
     def remaining(self) -> int:
         """How many scripted turns have not been played yet."""

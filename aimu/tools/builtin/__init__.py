@@ -17,7 +17,8 @@
 the reader), kept so code written for it runs unchanged; the model sees one tool either way.
 ``execute_python_in_process`` is an explicit opt-in, in no group. ``select`` narrows a list.
 The factories bind a tool to a resource or a policy; those whose modules pull heavier
-dependencies (``make_web_tools``, ``make_memory_tools``, ``make_retrieval_tool``,
+dependencies (``make_web_tools``, ``make_memory_tools``, ``make_document_tools``,
+``make_retrieval_tool``,
 ``make_subagent_tool``) are imported on first use.
 """
 
@@ -49,6 +50,7 @@ unscoped = [execute_python, run_command, write_file, edit_file]
 
 _LAZY = {
     "make_web_tools": "aimu.tools.builtin._forms",
+    "make_document_tools": "aimu.tools.builtin._documents",
     "make_memory_tools": "aimu.tools.builtin._memory",
     "make_retrieval_tool": "aimu.tools.builtin._memory",
     "make_subagent_tool": "aimu.agents.subagent",
@@ -80,6 +82,7 @@ __all__ = [
     "get_webpage_html",
     "list_directory",
     "make_command_tool",
+    "make_document_tools",
     "make_memory_tools",
     "make_retrieval_tool",
     "make_subagent_tool",

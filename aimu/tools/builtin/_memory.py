@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aimu._checks import whole_number
 from aimu.memory.base import MemoryStore
 from aimu.rag import format_context, retrieve_with_sources
 from aimu.tools.decorator import tool
@@ -98,8 +99,7 @@ def make_retrieval_tool(store: MemoryStore, *, n_results: int = 5) -> Callable:
         agent = Agent(client, tools=[make_retrieval_tool(store)])
     """
     _check_store(store)
-    if isinstance(n_results, bool) or not isinstance(n_results, int) or n_results < 1:
-        raise ValueError(f"n_results must be an int >= 1, not {n_results!r}")
+    whole_number(n_results, "n_results")
 
     @tool(read_only=True)
     def retrieve_context(query: str) -> str:

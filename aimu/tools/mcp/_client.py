@@ -19,6 +19,7 @@ import mcp_types
 from fastmcp import Client
 from mcp import MCPError
 
+from aimu._checks import positive_number
 from aimu.tools.mcp._config import ConfigTransport, ServersFailed
 from aimu.tools.mcp._logs import quiet_fastmcp
 from aimu.tools.mcp._results import MCPResult, to_tool_result
@@ -77,10 +78,8 @@ class AsyncMCPClient:
             check_trust(trust_annotations, "trust_annotations"), source.trusted, source.servers
         )
         self._origin = Origin(source, source.label, trust)
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-        ):
-            raise ValueError(f"timeout must be a number of seconds > 0, not {timeout!r}")
+        if timeout is not None:
+            positive_number(timeout, "timeout", unit="seconds", finite=False)
         self._timeout = timeout
         self._client: Client | None = None
         self._stderrs: Stderrs | None = None

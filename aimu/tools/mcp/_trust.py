@@ -14,14 +14,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from aimu._checks import flag
+
 TRUST_KEY = "trust_annotations"
 
 
 def check_trust(value: Any, where: str) -> bool:
-    """``value`` as a trust flag: ``True`` or ``False`` only, else ``TypeError``."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{where} must be True or False, not {value!r}")
-    return value
+    """``value`` as a trust flag: ``True`` or ``False`` only."""
+    return flag(value, where)
 
 
 def split_config(config: Any) -> tuple[Any, frozenset[str]]:
