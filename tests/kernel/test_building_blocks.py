@@ -15,7 +15,8 @@ from aimu.tools import builtin, tool
 from aimu.tools.approval import Denied
 from aimu_jupyter.approval._policy import NotebookPolicy
 from aimu_jupyter.magics._agent import await_agent_cells
-from aimu_jupyter.run import _runner as runner
+from aimu_jupyter.run._assemble import resolve_model
+from aimu_jupyter.run._prompt import interpolate
 from aimu_jupyter.run._session import Settings
 from aimu_jupyter.view._live import LiveDisplay
 
@@ -140,7 +141,7 @@ def test_no_model_anywhere_says_how_to_choose_one(monkeypatch):
 
     monkeypatch.setattr(registry, "default_model", no_default, raising=False)
     with pytest.raises(UsageError) as caught:
-        runner.resolve_model(None, Settings(), {})
+        resolve_model(None, Settings(), {})
     message = str(caught.value)
     assert message.startswith("No model chosen for the agent. Pick one with --model")
     assert "AimuMagics.model" in message and "AIMU_MODEL" in message
@@ -150,21 +151,21 @@ def test_model_comes_from_flag_then_config_then_environment(monkeypatch):
     flag, configured, env = ScriptedClient(), ScriptedClient(), ScriptedClient()
     ns = {"flag": flag, "configured": configured, "env": env}
     monkeypatch.setenv("AIMU_MODEL", "env")
-    assert runner.resolve_model("flag", Settings(model="configured"), ns) is flag
-    assert runner.resolve_model(None, Settings(model="configured"), ns) is configured
-    assert runner.resolve_model(None, Settings(), ns) is env
-    assert runner.resolve_model("scripted:demo", Settings(), ns).name == "scripted:demo"
+    assert resolve_model("flag", Settings(model="configured"), ns) is flag
+    assert resolve_model(None, Settings(model="configured"), ns) is configured
+    assert resolve_model(None, Settings(), ns) is env
+    assert resolve_model("scripted:demo", Settings(), ns).name == "scripted:demo"
 
 
 def test_interpolation_fills_names_and_keeps_doubled_braces():
     ns = {"df_rows": 3, "user": {"name": "Ada"}}
-    assert runner.interpolate("{df_rows} rows for {user[name]} {{x}}", ns) == "3 rows for Ada {x}"
+    assert interpolate("{df_rows} rows for {user[name]} {{x}}", ns) == "3 rows for Ada {x}"
     with pytest.raises(UsageError, match="no notebook variable is named 'missing'"):
-        runner.interpolate("{missing}", ns)
+        interpolate("{missing}", ns)
     with pytest.raises(UsageError, match="--no-interpolate"):
-        runner.interpolate('{"a": 1}', ns)
+        interpolate('{"a": 1}', ns)
     with pytest.raises(UsageError, match="--no-interpolate"):
-        runner.interpolate("unbalanced {", ns)
+        interpolate("unbalanced {", ns)
 
 
 def test_transformer_awaits_agent_cells_only():
