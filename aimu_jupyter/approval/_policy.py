@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from aimu.tools.approval import Denied, read_only
@@ -41,8 +41,12 @@ def headless_verdict(mode: str | None) -> str:
         return "approve"
     if mode == "deny":
         return "deny"
-    env = os.environ.get("AIMU_APPROVAL", "").strip().lower()
-    return "approve" if env == "auto" else "deny"
+    return "approve" if _environment_mode() == "auto" else "deny"
+
+
+def _environment_mode() -> str:
+    """``$AIMU_APPROVAL``: what decides a call no one can answer, when ``--approve`` did not."""
+    return os.environ.get("AIMU_APPROVAL", "").strip().lower()
 
 
 def allowance(tool_name: str, tool: Any) -> ToolIdentity | str:
@@ -90,6 +94,17 @@ class NotebookPolicy:
             if key in allowed:
                 self._let_through.append((tool_name, self.always_chosen.get(key, "")))
                 return False
+        return self._asks(tool)
+
+    def unanswered(self, tools: Iterable[Callable]) -> list[Callable]:
+        """The ``tools`` whose calls would ask and, with no one there to answer, fall to the
+        default denial rather than to a declared decision (``--approve auto|deny``,
+        ``$AIMU_APPROVAL``): a batch refuses to start with them."""
+        if self.mode in ("auto", "deny") or _environment_mode() in ("auto", "deny"):
+            return []
+        return [tool for tool in tools if self._asks(tool)]
+
+    def _asks(self, tool: Any) -> bool:
         return self.mode == "ask" or read_only(tool) is False
 
     async def __call__(

@@ -6,9 +6,11 @@ cell's model, tools and options; the results come back as a DataFrame in row ord
 
 No one can click Approve for hundreds of runs, so a batch whose tools would ask must be
 given a declared policy (``--approve auto|deny|policy`` or ``$AIMU_APPROVAL``) and is
-refused before it starts otherwise, or, where the cell can show buttons, be approved by a
-sample (``--approve sample:K``, :mod:`.sample_approval`): the first K rows ask, then "approve
-the rest like these" or stop. Headless runs keep the rule above.
+refused before it starts otherwise (the notebook's policy says which calls would ask:
+:meth:`~aimu_jupyter.approval._policy.NotebookPolicy.unanswered`), or, where the cell can
+show buttons, be approved by a sample (``--approve sample:K``,
+:mod:`aimu_jupyter.approval._sample`): the first K rows ask, then "approve the rest like
+these" or stop. Headless runs keep the rule above.
 
 ``--backend openai-batch|anthropic-batch`` sends the turns through the provider's batch API
 at half price (one batch per model turn; see :func:`aimu.batch`), ``--max-cost USD`` stops
@@ -18,7 +20,6 @@ starting rows once the money spent and in flight would pass it.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -27,7 +28,7 @@ from IPython.core.error import UsageError
 
 from aimu.batch import BatchRun, BatchSetupError
 from aimu.models.errors import ModelError
-from aimu.tools.approval import read_only
+from aimu_jupyter.approval._policy import NotebookPolicy
 from aimu_jupyter.approval._sample import SampleApproval, sample_size
 from aimu_jupyter.run._assemble import assemble
 from aimu_jupyter.run._errors import AgentFailed, AgentInterrupted
@@ -58,9 +59,10 @@ async def run_each(session: Session, template: str, spec: RunSpec, out: str | No
     sample = None
     if sample_k is not None and can_click(session):
         sample = SampleApproval(sample_k, parts.settings.approval_timeout)
-    else:
-        _refuse_undeclared_approval(parts.toolset.tools, parts.mode, parts.custom)
-    agent = parts.agent(sample or parts.policy(), _yield, asyncio.Event())
+    policy = sample or parts.policy()
+    if isinstance(policy, NotebookPolicy):
+        _refuse_unanswered(policy.unanswered(parts.toolset.tools))
+    agent = parts.agent(policy, _yield, asyncio.Event())
     try:
         run = BatchRun(
             row_renderer(template, user_ns),
@@ -101,13 +103,9 @@ async def run_each(session: Session, template: str, spec: RunSpec, out: str | No
     return None
 
 
-def _refuse_undeclared_approval(tools: list[Callable], mode: str | None, custom: Any) -> None:
+def _refuse_unanswered(tools: list[Callable]) -> None:
     """A batch cannot show approval panels: tools that would ask need a declared policy."""
-    if custom is not None or mode in ("auto", "deny"):
-        return
-    if os.environ.get("AIMU_APPROVAL", "").strip().lower() in ("auto", "deny"):
-        return
-    asking = [tool_name(fn) for fn in tools if mode == "ask" or read_only(fn) is False]
+    asking = [tool_name(fn) for fn in tools]
     if asking:
         raise UsageError(
             "%%agent --each runs many agents at once, and no one can click Approve for each: "

@@ -81,6 +81,16 @@ def test_default_policy_asks_only_for_tools_declared_as_writing():
     assert ask_all.requires_approval("read_file", {}, builtin.read_file)
 
 
+def test_a_batch_is_refused_only_the_tools_the_policy_would_leave_unanswered(monkeypatch):
+    monkeypatch.delenv("AIMU_APPROVAL", raising=False)
+    tools = [builtin.read_file, builtin.write_file, builtin.run_command]
+    assert NotebookPolicy().unanswered(tools) == [builtin.write_file, builtin.run_command]
+    assert NotebookPolicy(mode="ask").unanswered(tools) == tools
+    assert NotebookPolicy(mode="deny").unanswered(tools) == []
+    monkeypatch.setenv("AIMU_APPROVAL", "deny")
+    assert NotebookPolicy().unanswered(tools) == []
+
+
 async def test_headless_policy_denies_unless_the_environment_says_auto(monkeypatch):
     monkeypatch.delenv("AIMU_APPROVAL", raising=False)
     policy = NotebookPolicy()
