@@ -19,7 +19,7 @@ from typing import Any
 from aimu.agents import events as ev
 from aimu.models.base import HostedToolCall, OutsideToolCall, PermissionRequest, PlanUpdate
 from aimu.models.chunks import Phase, StreamChunk
-from aimu.tools.approval import CHECK_FAILED, Decision, decide, needs_asking
+from aimu.tools.approval import CHECK_FAILED, Decision, decide, decided, needs_asking
 from aimu.tools.results import ToolResult
 
 logger = logging.getLogger("aimu.agents")
@@ -108,6 +108,7 @@ class OutsideTurn:
                         "result": result or f"({call.status})",
                         "is_error": failed,
                         "images": [],
+                        "images_unsent": [],
                         "diffs": [dict(d) for d in call.diffs],
                     },
                 )
@@ -154,7 +155,7 @@ class OutsideTurn:
                    approved=decision.approved, reason=decision.reason)  # fmt: skip
         yield self._chunk(
             Phase.APPROVAL_DECIDED,
-            {**identity, "approved": decision.approved, "reason": decision.reason},
+            {**identity, **decided(decision)},
         )
 
     def _send(self, kind: type[ev.Event], **fields: Any) -> None:
