@@ -92,8 +92,8 @@ class SampleApproval:
                 if row not in self.asked_rows:
                     self.asked_rows.append(row)
                 verdict = await self.inner.decide(tool_name, arguments, tool=tool)
-            self.verdicts["approved" if verdict is True else "denied"] += 1
-            if verdict is True:
+            self.verdicts["approved" if verdict else "denied"] += 1
+            if verdict:
                 self.approved.add(key)
                 self._names[key] = tool_name
             return verdict

@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from aimu.agents.inbox import Inbox
-from aimu.models.chunks import Phase, StreamChunk
+from aimu.models.chunks import StreamChunk
 from aimu.models.errors import ModelError
 from aimu.models.prices import prices
 from aimu_jupyter.kernel_tools._new_cells import CodeLog, logging_code_to
@@ -71,7 +71,6 @@ async def run(session: Session, prompt: str, spec: RunSpec) -> Any:
                 stream,
                 record,
                 view,
-                policy,
                 stop,
                 conversation.code_log,
                 in_terminal=getattr(session.shell, "kernel", None) is None,
@@ -85,25 +84,17 @@ async def _follow(
     stream: AsyncIterator[StreamChunk],
     record: RunRecord,
     view: RunView,
-    policy: Any,
     stop: asyncio.Event,
     code_log: CodeLog,
     in_terminal: bool,
 ) -> None:
     """Fold the run's chunks into its record and view until it ends; end the record as the
     run ended (done, stopped, failed) and raise what the cell shows for it."""
-    decided_by = getattr(policy, "decided_by", None)
-    allowed_always = getattr(policy, "allowed_always", None)
     try:
         interrupts = sigint_cancels() if in_terminal else contextlib.nullcontext()
         with wake_on_signals(), logging_code_to(code_log), interrupts:
             async for chunk in stream:
-                by = None
-                if chunk.phase is Phase.APPROVAL_DECIDED and decided_by is not None:
-                    by = decided_by(chunk.content.get("name", ""))
-                record.apply(chunk, approved_by=by)
-                if chunk.phase is Phase.TOOL_RESULT and allowed_always is not None:
-                    _note_always(record, chunk.content, allowed_always)
+                record.apply(chunk)
                 view.feed(chunk)
                 if stop.is_set():
                     raise KeyboardInterrupt
@@ -152,18 +143,6 @@ async def _inbox_shown(
         if running is not None:
             running.running.discard(record.run)
         await view.close()
-
-
-def _note_always(
-    record: RunRecord, content: dict[str, Any], allowed_always: Callable[[str], str | None]
-) -> None:
-    """Mark a call that "Always allow" let through without asking, on its card."""
-    card = record.pending_tool(str(content.get("id", "")))
-    if card is None or card["approval"] is not None:
-        return
-    chosen = allowed_always(str(content.get("name", "")))
-    if chosen is not None:
-        record.allowed_always(card["id"], chosen)
 
 
 async def _show_box(

@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 from aimu.models.errors import NoDefaultModelError
 from aimu.models.providers.scripted import ScriptedClient
 from aimu.tools import builtin, tool
-from aimu.tools.approval import Denied
+from aimu.tools.approval import Decision
 from aimu_jupyter.approval._policy import NotebookPolicy
 from aimu_jupyter.magics._agent import await_agent_cells
 from aimu_jupyter.run._assemble import resolve_model
@@ -95,10 +95,9 @@ async def test_headless_policy_denies_unless_the_environment_says_auto(monkeypat
     monkeypatch.delenv("AIMU_APPROVAL", raising=False)
     policy = NotebookPolicy()
     verdict = await policy("write_file", {})
-    assert isinstance(verdict, Denied) and "headless" in verdict.reason
-    assert policy.decided_by("write_file") == "policy"
+    assert not verdict and "headless" in verdict.reason and verdict.by == "policy"
     monkeypatch.setenv("AIMU_APPROVAL", "auto")
-    assert await NotebookPolicy()("write_file", {}) is True
+    assert await NotebookPolicy()("write_file", {}) == Decision(True, by="policy")
 
 
 async def test_user_answers_are_attributed_and_always_allow_is_remembered():
@@ -109,14 +108,12 @@ async def test_user_answers_are_attributed_and_always_allow_is_remembered():
 
     allowed: set = set()
     policy = NotebookPolicy(ask=ask, always_allowed=allowed)
-    assert await policy("run_command", {}, tool=builtin.run_command) is True
+    assert await policy("run_command", {}, tool=builtin.run_command) == Decision(True, by="always")
     assert [key.name for key in allowed] == ["run_command"]
-    assert not policy.requires_approval("run_command", {}, builtin.run_command)
+    again = await policy("run_command", {"command": "ls"}, tool=builtin.run_command)
+    assert again == Decision(True, by="always", chosen_at="run_command()")
     namesake = tool(name="run_command", read_only=False)(lambda: "x")
-    assert policy.requires_approval("run_command", {}, namesake)
-    verdict = await policy("write_file", {})
-    assert verdict == Denied("too risky")
-    assert [policy.decided_by("run_command"), policy.decided_by("write_file")] == ["always", "user"]
+    assert await policy("run_command", {}, tool=namesake) == Decision(False, "too risky", by="user")
 
 
 async def test_a_sub_agents_calls_follow_the_same_rules_and_name_the_asker():
@@ -136,9 +133,8 @@ async def test_a_sub_agents_calls_follow_the_same_rules_and_name_the_asker():
     assert not child.requires_approval("users_own_function", {}, users_own_function)
     assert child.requires_approval("write_file", {}, builtin.write_file)
     assert child.requires_approval("run_command", {}, builtin.run_command)
-    assert await child("write_file", {"path": "x"}) is True
+    assert await child("write_file", {"path": "x"}) == Decision(True, by="user")
     assert asked == [("write_file", "agent/researcher@call_7")]
-    assert policy.decided_by("write_file") == "user"
 
 
 def test_no_model_anywhere_says_how_to_choose_one(monkeypatch):
