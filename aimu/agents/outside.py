@@ -144,12 +144,7 @@ class OutsideTurn:
         self._send(ev.ApprovalRequested, call_id=request.id, name=name, arguments=arguments)
         if decision is None:
             decision = await decide(self._policy, name, arguments, tool)
-        always = False
-        if decision.approved:
-            try:  # the policy no longer asks about this tool: the user chose "always"
-                always = not await needs_asking(self._policy, name, arguments, tool)
-            except Exception:
-                always = False
+        always = decision.approved and decision.by == "always"  # the policy's Decision says
         request.answer(decision.approved, always, decision.reason)
         self._send(ev.ApprovalDecided, call_id=request.id, name=name,
                    approved=decision.approved, reason=decision.reason)  # fmt: skip
