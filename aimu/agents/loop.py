@@ -469,6 +469,7 @@ class AgentCore:
         lock = asyncio.Lock()
         concurrent = self.concurrent_tool_calls and len(calls) > 1
         sink = run.emit
+        images_sent = [0]  # images of this batch the model will get, as results finish
 
         def emit(phase: Phase | StreamChunk, content: Any) -> None:
             chunk = (
@@ -547,6 +548,9 @@ class AgentCore:
                         result.text if result.is_error else None,
                     )
                 )
+            images = [image.to_json() for image in result.images]
+            unsent = self.client.unsent_images(images, images_sent[0])
+            images_sent[0] += unsent.count("")
             emit(
                 Phase.TOOL_RESULT,
                 {
@@ -554,7 +558,8 @@ class AgentCore:
                     "name": call.name,
                     "result": result.text,
                     "is_error": result.is_error,
-                    "images": [image.to_json() for image in result.images],
+                    "images": images,
+                    "images_unsent": unsent,
                 },
             )
 

@@ -19,7 +19,7 @@ from typing import Any
 from aimu.agents import events as ev
 from aimu.models.base import HostedToolCall, OutsideToolCall, PermissionRequest, PlanUpdate
 from aimu.models.chunks import Phase, StreamChunk
-from aimu.tools.approval import CHECK_FAILED, Decision, decide, needs_asking
+from aimu.tools.approval import CHECK_FAILED, Decision, decide, decided, needs_asking
 from aimu.tools.results import ToolResult
 
 logger = logging.getLogger("aimu.agents")
@@ -108,6 +108,7 @@ class OutsideTurn:
                         "result": result or f"({call.status})",
                         "is_error": failed,
                         "images": [],
+                        "images_unsent": [],
                         "diffs": [dict(d) for d in call.diffs],
                     },
                 )
@@ -143,18 +144,13 @@ class OutsideTurn:
         self._send(ev.ApprovalRequested, call_id=request.id, name=name, arguments=arguments)
         if decision is None:
             decision = await decide(self._policy, name, arguments, tool)
-        always = False
-        if decision.approved:
-            try:  # the policy no longer asks about this tool: the user chose "always"
-                always = not await needs_asking(self._policy, name, arguments, tool)
-            except Exception:
-                always = False
+        always = decision.approved and decision.by == "always"  # the policy's Decision says
         request.answer(decision.approved, always, decision.reason)
         self._send(ev.ApprovalDecided, call_id=request.id, name=name,
                    approved=decision.approved, reason=decision.reason)  # fmt: skip
         yield self._chunk(
             Phase.APPROVAL_DECIDED,
-            {**identity, "approved": decision.approved, "reason": decision.reason},
+            {**identity, **decided(decision)},
         )
 
     def _send(self, kind: type[ev.Event], **fields: Any) -> None:

@@ -350,6 +350,20 @@ class ModelClient(ABC):
 
         return sees_images(self.provider, self.model)
 
+    def unsent_images(self, images: list[dict[str, Any]], sent_before: int = 0) -> list[str]:
+        """For each image (``{"mime_type", "data", ...}``) of a tool result: ``""`` when the
+        model will get it, else why not; ``sent_before`` images of the same batch of tool
+        results go first. This is the rule the provider applies when it sends them."""
+        from aimu.models.providers._images import unsent_reason
+
+        reasons = []
+        sees = self.sees_images
+        for image in images:
+            reason = unsent_reason(image, sees, sent_before)
+            sent_before += not reason
+            reasons.append(reason)
+        return reasons
+
     @property
     def name(self) -> str:
         """``provider:model``, as accepted by :func:`aimu.client`."""

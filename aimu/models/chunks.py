@@ -22,9 +22,11 @@ class Phase(StrEnum):
     ``TOOL_CALL``                 a call about to run: ``{"id", "name", "arguments",
                                   "code"}`` (``code``: the tool's ``__tool_code__``)
     ``TOOL_PROGRESS``             what a streaming tool yielded: ``{"id", "name", "progress"}``
-    ``TOOL_RESULT``               ``{"id", "name", "result", "is_error", "images"}``
+    ``TOOL_RESULT``               ``{"id", "name", "result", "is_error", "images",
+                                  "images_unsent"}``
     ``APPROVAL_REQUESTED``        ``{"id", "name", "arguments", "why"}``
-    ``APPROVAL_DECIDED``          ``{"id", "name", "approved", "reason", "why"}``
+    ``APPROVAL_DECIDED``          ``{"id", "name", "approved", "reason", "why", "by"}``
+                                  and, when the policy gave one, ``"chosen_at"``
     ``USER_MESSAGE``              an inbox message delivered before a model turn: ``{"text"}``
     ``PLAN``                      an outside agent's whole plan: ``{"entries"}``, each
                                   ``{"content", "status", "priority"}``
@@ -37,6 +39,12 @@ class Phase(StrEnum):
     ``{"input_tokens", "output_tokens"}`` summed over the run's model calls. When a
     response cache answered some turns, ``"replayed"`` lists them:
     ``[{"iteration", "answered"}]`` (the original answer's ISO date).
+    ``images_unsent`` has one entry per image: ``""`` when the model will get it, else why
+    not (the client's rule, :meth:`~aimu.models.base.ModelClient.unsent_images`: a model
+    that reads text only, a format it does not take, too many in one turn...). ``by`` says
+    who decided a call: ``"policy"``, or what the policy's
+    :class:`~aimu.tools.approval.Decision` named (``"always"`` for a standing "Always
+    allow"); ``chosen_at`` is where that choice was made.
     The ``TOOL_RESULT`` of a call an outside agent ran itself also has ``"diffs"``: the
     file edits it reported, ``{"path", "old", "new"}``.
     """

@@ -1,7 +1,8 @@
 """Approval policies: the gate each tool call passes before it runs.
 
 A policy is ``policy(tool_name, arguments)`` returning ``True`` (run it), ``False`` or a
-:class:`Denied` (don't), or an awaitable of either. ``arguments`` are the values the tool will
+:class:`Denied` (don't), a :class:`Decision` (when it also says who decided), or an awaitable
+of any of these. ``arguments`` are the values the tool will
 receive, already coerced to its declared types. A policy may also have a
 ``requires_approval(tool_name, arguments)`` method: calls it answers ``False`` for run
 without being put to the policy and without an approval record. If that method also takes a
@@ -20,7 +21,9 @@ from typing import Any
 
 logger = logging.getLogger("aimu.tools")
 
-Policy = Callable[[str, dict[str, Any]], "bool | Denied | Awaitable[bool | Denied]"]
+Policy = Callable[
+    [str, dict[str, Any]], "bool | Denied | Decision | Awaitable[bool | Denied | Decision]"
+]
 
 
 @dataclass(frozen=True)
@@ -49,12 +52,23 @@ def deny_all(tool_name: str, arguments: dict[str, Any]) -> Denied:
     return Denied("tool calls are disabled for this run; answer without tools")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
-    """The outcome of asking a policy."""
+    """The outcome of asking a policy; a policy may return one to say who decided.
+
+    ``by`` names the decider (``"policy"`` unless the policy says otherwise, e.g.
+    ``"always"`` for a standing "Always allow"), ``chosen_at`` where that choice was made
+    (free text, ``""`` when there is none). Both travel in the ``APPROVAL_DECIDED`` chunk.
+    A refusal is falsy, like :class:`Denied`.
+    """
 
     approved: bool
     reason: str = ""
+    by: str = "policy"
+    chosen_at: str = ""
+
+    def __bool__(self) -> bool:
+        return self.approved
 
 
 CHECK_FAILED = "the approval check failed"
@@ -128,6 +142,8 @@ async def decide(
             verdict = policy(tool_name, arguments)
         if inspect.isawaitable(verdict):
             verdict = await verdict
+        if isinstance(verdict, Decision):
+            return _checked(verdict)
         if isinstance(verdict, Denied):
             return Decision(False, verdict.reason)
         return Decision(bool(verdict))
@@ -135,6 +151,23 @@ async def decide(
         logger.warning("approval policy failed for tool %r; the call is refused", tool_name,
                        exc_info=True)  # fmt: skip
         return Decision(False, CHECK_FAILED)
+
+
+def _checked(decision: Decision) -> Decision:
+    """A policy's own :class:`Decision`, with its fields made the types the chunk promises."""
+    return Decision(
+        decision.approved is True,
+        decision.reason if isinstance(decision.reason, str) else str(decision.reason),
+        decision.by if isinstance(decision.by, str) and decision.by else "policy",
+        decision.chosen_at if isinstance(decision.chosen_at, str) else str(decision.chosen_at),
+    )
+
+
+def decided(decision: Decision) -> dict[str, Any]:
+    """What an ``APPROVAL_DECIDED`` chunk says of ``decision``: ``approved``, ``reason``,
+    ``by`` and, when the policy gave one, ``chosen_at``."""
+    said = {"approved": decision.approved, "reason": decision.reason, "by": decision.by}
+    return {**said, "chosen_at": decision.chosen_at} if decision.chosen_at else said
 
 
 def refusal_message(tool_name: str, decision: Decision) -> str:

@@ -24,6 +24,7 @@ from aimu.tools.approval import (
     approve_all,
     asks_because,
     decide,
+    decided,
     needs_asking,
     refusal_message,
 )
@@ -147,8 +148,7 @@ async def _approval(
             {
                 "id": call.id,
                 "name": call.name,
-                "approved": decision.approved,
-                "reason": decision.reason,
+                **decided(decision),
                 "why": why,
             },
         )

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from aimu.tools.approval import Denied, read_only
+from aimu.tools.approval import Decision, read_only
 from aimu.tools.identity import ToolIdentity, tool_identity
 from aimu_jupyter.view._record import call_label
 
@@ -41,8 +40,12 @@ def headless_verdict(mode: str | None) -> str:
         return "approve"
     if mode == "deny":
         return "deny"
-    env = os.environ.get("AIMU_APPROVAL", "").strip().lower()
-    return "approve" if env == "auto" else "deny"
+    return "approve" if _environment_mode() == "auto" else "deny"
+
+
+def _environment_mode() -> str:
+    """``$AIMU_APPROVAL``: what decides a call no one can answer, when ``--approve`` did not."""
+    return os.environ.get("AIMU_APPROVAL", "").strip().lower()
 
 
 def allowance(tool_name: str, tool: Any) -> ToolIdentity | str:
@@ -61,8 +64,10 @@ class NotebookPolicy:
     ``"ask"`` (every call asks) or ``"deny"``; ``ask`` shows the panel and returns
     ``("approve" | "deny" | "always" | "timeout", reason)``, or is ``None`` when no one can
     answer (headless). ``always_allowed`` is the conversation's "Always allow" set (of
-    :func:`allowance` keys), shared across its runs. Who decided each call is kept for the
-    record (:meth:`decided_by`).
+    :func:`allowance` keys), shared across its runs. Each answer is a
+    :class:`~aimu.tools.approval.Decision` naming who decided (``"user"``, ``"policy"``,
+    ``"timeout"`` or ``"always"``, with ``chosen_at``), which the ``APPROVAL_DECIDED``
+    chunk carries to the record.
     """
 
     def __init__(
@@ -78,23 +83,35 @@ class NotebookPolicy:
         self.mode = mode
         self.ask = ask
         self.always_allowed = always_allowed if always_allowed is not None else set()
-        self._sources: deque[tuple[str, str]] = deque()
         #: Where "Always allow" was chosen, by allowance key (shown on the calls it covers).
         self.always_chosen = always_chosen if always_chosen is not None else {}
-        self._let_through: deque[tuple[str, str]] = deque()
 
     def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
-        """Whether this call of ``tool`` is put to the policy (and its decision recorded)."""
-        allowed = self.always_allowed
-        for key in (tool_name, allowance(tool_name, tool)):
-            if key in allowed:
-                self._let_through.append((tool_name, self.always_chosen.get(key, "")))
-                return False
+        """Whether this call of ``tool`` is put to the policy (and its decision recorded): a
+        call "Always allow" covers is, and is let through without asking."""
+        return self._standing(tool_name, tool) is not None or self._asks(tool)
+
+    def unanswered(self, tools: Iterable[Callable]) -> list[Callable]:
+        """The ``tools`` whose calls would ask and, with no one there to answer, fall to the
+        default denial rather than to a declared decision (``--approve auto|deny``,
+        ``$AIMU_APPROVAL``): a batch refuses to start with them."""
+        if self.mode in ("auto", "deny") or _environment_mode() in ("auto", "deny"):
+            return []
+        return [tool for tool in tools if self._asks(tool)]
+
+    def _asks(self, tool: Any) -> bool:
         return self.mode == "ask" or read_only(tool) is False
+
+    def _standing(self, tool_name: str, tool: Any) -> str | None:
+        """Where "Always allow" was chosen for this tool (``""`` if unknown), else ``None``."""
+        for key in (tool_name, allowance(tool_name, tool)):
+            if key in self.always_allowed:
+                return self.always_chosen.get(key, "")
+        return None
 
     async def __call__(
         self, tool_name: str, arguments: dict[str, Any], tool: Any = None
-    ) -> bool | Denied:
+    ) -> Decision:
         return await self.decide(tool_name, arguments, tool=tool)
 
     def for_agent(self, agent_name: str) -> AgentPolicy:
@@ -107,59 +124,41 @@ class NotebookPolicy:
         arguments: dict[str, Any],
         agent: str | None = None,
         tool: Any = None,
-    ) -> bool | Denied:
+    ) -> Decision:
         """Decide one call; ``agent`` is the sub-agent asking, shown on the panel. "Always
         allow" is remembered for ``tool`` itself (:func:`allowance`)."""
+        chosen = self._standing(tool_name, tool)
+        if chosen is not None:
+            return Decision(True, by="always", chosen_at=chosen)
         if self.mode == "auto":
-            return self._decided(tool_name, "policy", True)
+            return Decision(True)
         if self.mode == "deny":
-            return self._decided(tool_name, "policy", Denied(DENY_REASON))
+            return Decision(False, DENY_REASON)
         if self.ask is None:
-            return self._fallback(tool_name, "policy")
+            return _fallback("policy")
         preview = await _preview(tool, arguments)
         if preview is None:
             answer, reason = await self.ask(tool_name, arguments, agent)
         else:
             answer, reason = await self.ask(tool_name, arguments, agent, preview=preview)
         if answer == "timeout":
-            return self._fallback(tool_name, "timeout")
+            return _fallback("timeout")
         if answer == "always":
             key = allowance(tool_name, tool)
             self.always_allowed.add(key)
             self.always_chosen[key] = call_label(tool_name, arguments)
-            return self._decided(tool_name, "always", True)
+            return Decision(True, by="always")
         if answer == "approve":
-            return self._decided(tool_name, "user", True)
-        return self._decided(tool_name, "user", Denied(reason.strip()))
+            return Decision(True, by="user")
+        return Decision(False, reason.strip(), by="user")
 
-    def decided_by(self, tool_name: str) -> str:
-        """Who answered the oldest unreported decision about ``tool_name``."""
-        for index, (name, source) in enumerate(self._sources):
-            if name == tool_name:
-                del self._sources[index]
-                return source
-        return "policy"
 
-    def allowed_always(self, tool_name: str) -> str | None:
-        """For the oldest unreported call of ``tool_name`` that "Always allow" let through,
-        the call where it was chosen (``""`` if unknown); ``None`` if there is none."""
-        for index, (name, chosen) in enumerate(self._let_through):
-            if name == tool_name:
-                del self._let_through[index]
-                return chosen
-        return None
-
-    def _fallback(self, tool_name: str, source: str) -> bool | Denied:
-        if headless_verdict(None) == "approve":
-            return self._decided(tool_name, source, True)
-        reason = HEADLESS_REASON
-        if source == "timeout":
-            reason = "no answer came in time"
-        return self._decided(tool_name, source, Denied(reason))
-
-    def _decided(self, tool_name: str, source: str, verdict: bool | Denied) -> bool | Denied:
-        self._sources.append((tool_name, source))
-        return verdict
+def _fallback(source: str) -> Decision:
+    """The declared decision for a call no one answered (headless, or not in time)."""
+    if headless_verdict(None) == "approve":
+        return Decision(True, by=source)
+    reason = "no answer came in time" if source == "timeout" else HEADLESS_REASON
+    return Decision(False, reason, by=source)
 
 
 async def _preview(tool: Any, arguments: dict[str, Any]) -> dict[str, Any] | None:
@@ -192,5 +191,5 @@ class AgentPolicy:
 
     async def __call__(
         self, tool_name: str, arguments: dict[str, Any], tool: Any = None
-    ) -> bool | Denied:
+    ) -> Decision:
         return await self.policy.decide(tool_name, arguments, self.agent_name, tool=tool)

@@ -26,7 +26,7 @@ STOP = "Stop the batch"
 PREFIX = "sample:"
 
 
-def sample_size(approve: Any) -> int | None:
+def sample_size(approve: Any, label: str = "--approve") -> int | None:
     """K of ``--approve sample:K``, ``None`` for any other ``--approve``."""
     if not isinstance(approve, str) or not approve.strip().lower().startswith(PREFIX):
         return None
@@ -34,7 +34,7 @@ def sample_size(approve: Any) -> int | None:
     if not text.isdigit() or int(text) < 1:
         from IPython.core.error import UsageError
 
-        raise UsageError(f"--approve {approve}: write sample:K with a whole number K >= 1")
+        raise UsageError(f"{label} {approve}: write sample:K with a whole number K >= 1")
     return int(text)
 
 
@@ -92,8 +92,8 @@ class SampleApproval:
                 if row not in self.asked_rows:
                     self.asked_rows.append(row)
                 verdict = await self.inner.decide(tool_name, arguments, tool=tool)
-            self.verdicts["approved" if verdict is True else "denied"] += 1
-            if verdict is True:
+            self.verdicts["approved" if verdict else "denied"] += 1
+            if verdict:
                 self.approved.add(key)
                 self._names[key] = tool_name
             return verdict

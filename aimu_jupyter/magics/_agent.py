@@ -156,6 +156,8 @@ class AimuMagics(Magics):
     @argument(
         "-a",
         "--approve",
+        dest="tool_approval",
+        metavar="POLICY",
         help="auto (run every call), ask (ask for every call), deny (refuse calls that "
         "would ask), or a notebook variable holding a policy(name, arguments). Default: "
         "reading tools run, tools that write/execute/submit/spawn ask. With --each, "
@@ -174,7 +176,13 @@ class AimuMagics(Magics):
         "--name",
         help="Continue (or start) the named conversation instead of the notebook's default.",
     )
-    @argument("-s", "--system", help="System message for this conversation.")
+    @argument(
+        "-s",
+        "--system",
+        dest="system_message",
+        metavar="TEXT",
+        help="System message for this conversation.",
+    )
     @argument(
         "--max-iterations",
         type=int,
@@ -204,6 +212,7 @@ class AimuMagics(Magics):
     )
     @argument(
         "--each",
+        dest="rows",
         metavar="ROWS",
         help="Run the cell once per row of the notebook variable ROWS (a DataFrame or a list "
         "of dicts/strings), each in a fresh conversation: {column} fills from the row, "
@@ -246,6 +255,7 @@ class AimuMagics(Magics):
     )
     @argument(
         "--option",
+        dest="generate_kwargs",
         action="append",
         metavar="NAME=VALUE",
         help="A generation option for every request, e.g. temperature=0.2, max_tokens=500, "
@@ -253,6 +263,7 @@ class AimuMagics(Magics):
     )
     @argument(
         "--compact",
+        dest="compaction",
         metavar="POLICY",
         help="Shorten the conversation before each model turn: last:N keeps the last N "
         "turns, tokens:N drops old tool results over about N tokens, or a notebook "
@@ -326,20 +337,27 @@ class AimuMagics(Magics):
         prompt = cell.strip()
         if not prompt and not args.fix:
             raise UsageError("%%agent: the cell is empty; write the prompt below the first line")
-        from aimu_jupyter.run import _runner as runner
+        from dataclasses import replace
 
-        if args.each is not None:
-            return self._start(args, lambda nested: self._run_each(args, prompt))
+        from aimu_jupyter.run._prompt import interpolate
+        from aimu_jupyter.run._spec import RunSpec
+
+        spec = RunSpec.from_arguments(args, self.agent.parser)
+        if spec.each is not None:
+            _refuse_with_each(args)
+            return self._start(lambda nested: self._run_each(spec, prompt, args.out))
         if not args.no_interpolate:
-            prompt = runner.interpolate(prompt, self.shell.user_ns)
+            prompt = interpolate(prompt, self.shell.user_ns)
         if args.fix:
             from aimu_jupyter.magics._fix_prompt import fix_prompt, with_fix_tools
 
             prompt = fix_prompt(self.shell, prompt)
-            args.tools = with_fix_tools(args.tools or self.tools)
-        return self._start(args, lambda nested: self._run(args, prompt, nested=nested))
+            spec = replace(spec, tools=with_fix_tools(spec.tools or self.tools))
+        return self._start(
+            lambda nested: self._run(replace(spec, nested=nested), prompt, args.out, args.export)
+        )
 
-    def _start(self, args: Any, run: Callable[[bool], Awaitable[Any]]) -> Any:
+    def _start(self, run: Callable[[bool], Awaitable[Any]]) -> Any:
         """The run as the cell's awaited coroutine, or driven to completion here when another
         magic (``%%time``, ``%%capture``) runs the body without awaiting it."""
         awaited, self.awaited = self.awaited, False
@@ -349,80 +367,29 @@ class AimuMagics(Magics):
 
         return run_to_completion(lambda: run(True))
 
-    async def _run_each(self, args: Any, template: str) -> Any:
+    async def _run_each(self, spec: Any, template: str, out: str | None) -> Any:
         from aimu_jupyter.run._each import run_each
-
-        if args.concurrency is not None and args.concurrency < 1:
-            raise UsageError(f"--concurrency must be a whole number >= 1, not {args.concurrency}")
-        unused = [flag for flag, given in (("--new", args.new), ("--name", args.name),
-                  ("--export", args.export), ("--fix", args.fix),
-                  ("--no-interpolate", args.no_interpolate)) if given]  # fmt: skip
-        if unused:
-            raise UsageError(
-                f"--each runs every row in a fresh conversation of its own; {', '.join(unused)} "
-                "does not apply to it"
-            )
         from aimu_jupyter.run._kernel_status import kernel_busy
 
         with kernel_busy(getattr(self.shell, "kernel", None)):
-            return await run_each(
-                self.session,
-                template,
-                args.each,
-                out=args.out,
-                concurrency=args.concurrency,
-                checkpoint=args.checkpoint,
-                model=args.model,
-                tools=args.tools,
-                approve=args.approve,
-                system=args.system,
-                max_iterations=args.max_iterations,
-                thinking=args.thinking,
-                generate_kwargs=args.option,
-                compact=args.compact,
-                schema=args.schema,
-                trust_mcp=args.trust_mcp,
-                cache=args.cache,
-                fresh=args.fresh,
-                backend=args.backend,
-                max_cost=args.max_cost,
-                poll_interval=args.poll_interval,
-            )
+            return await run_each(self.session, template, spec, out)
 
-    async def _run(self, args: Any, prompt: str, nested: bool = False) -> None:
+    async def _run(self, spec: Any, prompt: str, out: str | None, export: bool) -> None:
         from aimu_jupyter.run import _runner as runner
         from aimu_jupyter.run._session import DEFAULT_CONVERSATION
 
-        if args.export:
-            key = args.name or DEFAULT_CONVERSATION
-            before = None if args.new else self.session.conversations.get(key)
+        if export:
+            key = spec.name or DEFAULT_CONVERSATION
+            before = None if spec.new else self.session.conversations.get(key)
             done_before = set(before.code_log.calls) if before is not None else set()
-        answer = await runner.run(
-            self.session,
-            prompt,
-            model=args.model,
-            tools=args.tools,
-            approve=args.approve,
-            name=args.name,
-            new=args.new,
-            system=args.system,
-            max_iterations=args.max_iterations,
-            nested=nested,
-            thinking=args.thinking,
-            generate_kwargs=args.option,
-            compact=args.compact,
-            schema=args.schema,
-            trust_mcp=args.trust_mcp,
-            cache=args.cache,
-            fresh=args.fresh,
-        )
-        if args.out is not None:
-            self.shell.user_ns[args.out] = answer
-        if args.export:
+        answer = await runner.run(self.session, prompt, spec)
+        if out is not None:
+            self.shell.user_ns[out] = answer
+        if export:
             from aimu_jupyter.magics._code import export_conversation
 
-            log = self.session.conversation(args.name).code_log
-            export_conversation(self.session, args.name, set(log.calls) - done_before)
+            log = self.session.conversation(spec.name).code_log
+            export_conversation(self.session, spec.name, set(log.calls) - done_before)
 
     @line_magic
     def agent_usage(self, line: str) -> None:
@@ -529,6 +496,18 @@ def _parse(magic: Any, line: str, label: str) -> Any:
         raise UsageError(f"{label}: {exc} in the options") from None
     except UsageError as exc:
         raise UsageError(f"{label}: {exc}") from None
+
+
+def _refuse_with_each(args: Any) -> None:
+    """``--each`` runs every row in a fresh conversation: options about one are refused."""
+    unused = [flag for flag, given in (("--new", args.new), ("--name", args.name),
+              ("--export", args.export), ("--fix", args.fix),
+              ("--no-interpolate", args.no_interpolate)) if given]  # fmt: skip
+    if unused:
+        raise UsageError(
+            f"--each runs every row in a fresh conversation of its own; {', '.join(unused)} "
+            "does not apply to it"
+        )
 
 
 def _describe(tools: list[tuple[Any, bool]]) -> str:

@@ -80,6 +80,7 @@ class AgentCodeMagics(Magics):
         from aimu_jupyter.magics._agent import _parse
         from aimu_jupyter.magics._fix_prompt import fix_prompt, with_fix_tools
         from aimu_jupyter.run import _runner as runner
+        from aimu_jupyter.run._spec import RunSpec
 
         args = _parse(self.agent_fix, line, "%agent_fix")
         session = self._session()
@@ -93,11 +94,8 @@ class AgentCodeMagics(Magics):
                 )
         prompt = fix_prompt(self.shell, " ".join(args.question), error)
         tools = with_fix_tools(args.tools if args.tools is not None else session.settings().tools)
-        return _without_value(
-            runner.run(
-                session, prompt, model=args.model, tools=tools, approve=args.approve, name=args.name
-            )
-        )
+        spec = RunSpec(model=args.model, tools=tools, tool_approval=args.approve, name=args.name)
+        return _without_value(runner.run(session, prompt, spec))
 
     def _session(self) -> Any:
         from aimu_jupyter.magics._agent import magics_of

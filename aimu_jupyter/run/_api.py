@@ -6,45 +6,31 @@ same run (same conversations, live display, approval panels, settings) called fr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
 from typing import Any
 
-from aimu.models.base import ModelClient
 from aimu_jupyter.run import _runner as runner
+from aimu_jupyter.run._prompt import interpolate as fill
 from aimu_jupyter.run._session import Session
+from aimu_jupyter.run._spec import RunSpec, keywords
 
 _standalone: Session | None = None
 
 
-async def run_agent(
-    prompt: str,
-    *,
-    model: str | ModelClient | None = None,
-    tools: str | list[Any] | None = None,
-    approve: str | Callable | None = None,
-    name: str | None = None,
-    new: bool = False,
-    system: str | None = None,
-    max_iterations: int | None = None,
-    interpolate: bool = False,
-    display: bool | None = None,
-    thinking: str | bool | None = None,
-    generate_kwargs: dict[str, Any] | None = None,
-    compaction: str | Callable | None = None,
-    schema: type | None = None,
-    trust_mcp: str | list[Any] | None = None,
-) -> Any:
+async def run_agent(prompt: str, *, interpolate: bool = False, **options: Any) -> Any:
     """Run ``prompt`` as a ``%%agent`` cell would and return the final answer.
 
-    ``model``: ``"provider:model"`` or a ModelClient. ``tools``: the ``--tools`` comma list,
-    or a list mixing such names with tool functions and MCP clients. ``approve``: ``"auto"``,
-    ``"ask"``, ``"deny"`` or a policy callable. ``name``/``new``: which conversation, as
-    ``--name``/``--new``. ``interpolate``: fill ``{var}`` from the notebook, off by default
-    (Python has f-strings). ``display``: show the live record (default: inside IPython).
-    ``thinking``, ``generate_kwargs``, ``compaction`` (a policy, or ``"last:20"``) and
-    ``schema`` (the answer comes back as a validated instance) are ``--thinking``,
-    ``--option``, ``--compact`` and ``--schema``. ``trust_mcp`` is ``--trust-mcp``: names
-    of (or, from ``tools``, the) MCP clients whose servers' annotations decide.
+    The options are :class:`aimu.Agent`'s names for the cell's flags: ``model``
+    (``"provider:model"`` or a ModelClient), ``tools`` (the ``--tools`` comma list, or a list
+    mixing such names with tool functions and MCP clients), ``tool_approval`` (``"auto"``,
+    ``"ask"``, ``"deny"`` or a policy callable), ``system_message``, ``max_iterations``,
+    ``thinking``, ``generate_kwargs`` (a dict), ``compaction`` (a policy, or ``"last:20"``),
+    ``schema`` (the answer comes back as a validated instance), ``trust_mcp`` (names of, or
+    from ``tools``, the MCP clients whose servers' annotations decide), ``cache`` and
+    ``fresh``; ``name``/``new`` pick the conversation as ``--name``/``--new``.
+    ``interpolate`` fills ``{var}`` from the notebook, off by default (Python has
+    f-strings). ``display`` shows the live record (default: inside IPython). The older
+    spellings ``approve=`` and ``system=`` still work, with a ``DeprecationWarning``.
 
     Raises ``AgentInterrupted`` (a ``KeyboardInterrupt``) when stopped, so a loop of calls
     stops too, and ``AgentFailed`` when the model cannot be used::
@@ -56,27 +42,34 @@ async def run_agent(
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("run_agent: prompt must be a non-empty string")
     session = _session()
+    if options.get("display") is None:
+        options["display"] = session.shell is not None
+    spec = RunSpec.from_keywords(options)
     if interpolate:
-        prompt = runner.interpolate(prompt, session.user_ns)
-    if display is None:
-        display = session.shell is not None
-    return await runner.run(
-        session,
-        prompt,
-        model=model,
-        tools=tools,
-        approve=approve,
-        name=name,
-        new=new,
-        system=system,
-        max_iterations=max_iterations,
-        display=display,
-        thinking=thinking,
-        generate_kwargs=generate_kwargs,
-        compact=compaction,
-        schema=schema,
-        trust_mcp=trust_mcp,
+        prompt = fill(prompt, session.user_ns)
+    return await runner.run(session, prompt, spec)
+
+
+def _signature() -> inspect.Signature:
+    """``run_agent``'s signature as ``help`` shows it: the prompt, then every option."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    defaults = RunSpec.__dataclass_fields__
+    return inspect.Signature(
+        [
+            inspect.Parameter("prompt", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
+            inspect.Parameter("interpolate", keyword, default=False, annotation=bool),
+            *(
+                inspect.Parameter(
+                    name, keyword, default=None if name == "display" else defaults[name].default
+                )
+                for name in keywords()
+            ),
+        ],
+        return_annotation=Any,
     )
+
+
+run_agent.__signature__ = _signature()  # type: ignore[attr-defined]
 
 
 def _session() -> Session:

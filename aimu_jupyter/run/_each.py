@@ -6,9 +6,11 @@ cell's model, tools and options; the results come back as a DataFrame in row ord
 
 No one can click Approve for hundreds of runs, so a batch whose tools would ask must be
 given a declared policy (``--approve auto|deny|policy`` or ``$AIMU_APPROVAL``) and is
-refused before it starts otherwise, or, where the cell can show buttons, be approved by a
-sample (``--approve sample:K``, :mod:`.sample_approval`): the first K rows ask, then "approve
-the rest like these" or stop. Headless runs keep the rule above.
+refused before it starts otherwise (the notebook's policy says which calls would ask:
+:meth:`~aimu_jupyter.approval._policy.NotebookPolicy.unanswered`), or, where the cell can
+show buttons, be approved by a sample (``--approve sample:K``,
+:mod:`aimu_jupyter.approval._sample`): the first K rows ask, then "approve the rest like
+these" or stop. Headless runs keep the rule above.
 
 ``--backend openai-batch|anthropic-batch`` sends the turns through the provider's batch API
 at half price (one batch per model turn; see :func:`aimu.batch`), ``--max-cost USD`` stops
@@ -18,97 +20,60 @@ starting rows once the money spent and in flight would pass it.
 from __future__ import annotations
 
 import asyncio
-import os
-import string
-from collections import ChainMap
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from IPython.core.error import UsageError
 
-from aimu.aio import Agent
 from aimu.batch import BatchRun, BatchSetupError
 from aimu.models.errors import ModelError
-from aimu.tools.approval import read_only
 from aimu_jupyter.approval._policy import NotebookPolicy
 from aimu_jupyter.approval._sample import SampleApproval, sample_size
-from aimu_jupyter.magics import _options as run_options
+from aimu_jupyter.run._assemble import assemble
 from aimu_jupyter.run._errors import AgentFailed, AgentInterrupted
-from aimu_jupyter.run._runner import _Names, resolve_options
+from aimu_jupyter.run._prompt import row_renderer
 from aimu_jupyter.run._session import Session
+from aimu_jupyter.run._spec import RunSpec
 from aimu_jupyter.run._toolbox import tool_name
 from aimu_jupyter.view._choose import can_click
 
 
-async def run_each(
-    session: Session,
-    template: str,
-    rows_name: str,
-    *,
-    out: str | None = None,
-    concurrency: int | None = None,
-    checkpoint: str | None = None,
-    model: Any = None,
-    tools: Any = None,
-    approve: Any = None,
-    system: str | None = None,
-    max_iterations: int | None = None,
-    thinking: str | bool | None = None,
-    generate_kwargs: Any = None,
-    compact: Any = None,
-    schema: Any = None,
-    trust_mcp: Any = None,
-    cache: bool | str | None = None,
-    fresh: bool = False,
-    backend: str = "local",
-    max_cost: float | None = None,
-    poll_interval: float | None = None,
-) -> Any:
-    """Run the batch; its results as a DataFrame go to ``user_ns[out]``, else are returned.
+async def run_each(session: Session, template: str, spec: RunSpec, out: str | None = None) -> Any:
+    """Run the batch ``spec.each`` describes; its results as a DataFrame go to
+    ``user_ns[out]``, else are returned.
 
     When the batch is interrupted, what finished is still stored in ``out``. With a
     response cache (``cache``, ``%config AimuMagics.cache``, ``$AIMU_CACHE``) a re-run asks
     the model only about the rows it has not answered before.
     """
+    each = spec.each
+    assert each is not None
     user_ns = session.user_ns
-    if rows_name not in user_ns:
-        raise UsageError(f"--each {rows_name}: no notebook variable is named {rows_name!r}")
-    settings = session.settings()
-    sample_k = sample_size(approve)
-    if sample_k is not None:
-        approve = None
-    options = await resolve_options(
-        session, settings, model, tools, approve, max_iterations, trust_mcp
-    )
-    client, toolset, mode, custom, iterations = options
-    client = run_options.response_cache(client, cache, settings.cache, fresh)
+    if each.rows not in user_ns:
+        raise UsageError(
+            f"{each.label('rows')} {each.rows}: no notebook variable is named {each.rows!r}"
+        )
+    sample_k = sample_size(spec.tool_approval, spec.label("tool_approval"))
+    parts = await assemble(session, replace(spec, tool_approval=None) if sample_k else spec)
     sample = None
     if sample_k is not None and can_click(session):
-        sample = SampleApproval(sample_k, settings.approval_timeout)
-    else:
-        _refuse_undeclared_approval(toolset.tools, mode, custom)
-    answer_type = run_options.schema(schema, user_ns)
-    agent = Agent(
-        client,
-        system_message=system if system is not None else settings.system or None,
-        tools=toolset.for_kernel(_yield, asyncio.Event()),
-        tool_approval=sample or custom or NotebookPolicy(mode=mode),
-        max_iterations=iterations,
-        concurrent_tool_calls=settings.concurrent_tool_calls,
-        thinking=run_options.thinking(thinking),
-        generate_kwargs=run_options.generate_kwargs(generate_kwargs),
-        compaction=run_options.compaction(compact, user_ns),
-    )
-    render = _renderer(template, user_ns)
-    batching = {"backend": backend, "max_cost": max_cost}
-    if poll_interval is not None:
-        batching["poll_interval"] = poll_interval
+        sample = SampleApproval(sample_k, parts.settings.approval_timeout)
+    policy = sample or parts.policy()
+    if isinstance(policy, NotebookPolicy):
+        _refuse_unanswered(policy.unanswered(parts.toolset.tools))
+    agent = parts.agent(policy, _yield, asyncio.Event())
     try:
-        run = BatchRun(render, user_ns[rows_name], agent=agent, concurrency=concurrency,
-                       checkpoint=checkpoint, schema=answer_type,
-                       admit=sample.admit if sample else None, **batching)  # fmt: skip
+        run = BatchRun(
+            row_renderer(template, user_ns),
+            user_ns[each.rows],
+            agent=agent,
+            schema=parts.answer_type,
+            admit=sample.admit if sample else None,
+            **each.batching(),
+        )
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"%%agent --each {rows_name}: {exc}") from None
+        raise UsageError(f"%%agent {each.label('rows')} {each.rows}: {exc}") from None
     if sample is not None:
         rows = sorted([*run.jobs, *run.resumed], key=lambda row: row.index)
         sample.attach([row.prompt for row in rows], [item.index for item in run.resumed])
@@ -119,7 +84,7 @@ async def run_each(
     except (asyncio.CancelledError, KeyboardInterrupt):
         partial = run.result()
         kept = [f"in {out}"] if out else []
-        kept += [f"in {checkpoint}"] if checkpoint else []
+        kept += [f"in {each.checkpoint}"] if each.checkpoint else []
         if out:
             user_ns[out] = partial.to_pandas()
         raise AgentInterrupted(
@@ -138,13 +103,9 @@ async def run_each(
     return None
 
 
-def _refuse_undeclared_approval(tools: list[Callable], mode: str | None, custom: Any) -> None:
+def _refuse_unanswered(tools: list[Callable]) -> None:
     """A batch cannot show approval panels: tools that would ask need a declared policy."""
-    if custom is not None or mode in ("auto", "deny"):
-        return
-    if os.environ.get("AIMU_APPROVAL", "").strip().lower() in ("auto", "deny"):
-        return
-    asking = [tool_name(fn) for fn in tools if mode == "ask" or read_only(fn) is False]
+    asking = [tool_name(fn) for fn in tools]
     if asking:
         raise UsageError(
             "%%agent --each runs many agents at once, and no one can click Approve for each: "
@@ -154,23 +115,6 @@ def _refuse_undeclared_approval(tools: list[Callable], mode: str | None, custom:
             "cell can show buttons, --approve sample:5 (approve the first 5 rows' calls, then "
             "the rest like them)"
         )
-
-
-def _renderer(template: str, user_ns: dict[str, Any]) -> Callable[[Any], str]:
-    """Row fields first, then notebook variables, for each ``{name}``."""
-    names = _Names(user_ns)
-
-    def render(row: Any) -> str:
-        fields = {str(k): v for k, v in row.items()} if isinstance(row, dict) else {}
-        try:
-            return string.Formatter().vformat(template, (), ChainMap({"item": row}, fields, names))
-        except KeyError as exc:
-            raise ValueError(
-                f"{{{exc.args[0]}}} is neither a field of the rows ({', '.join(fields)}) nor a "
-                "notebook variable"
-            ) from None
-
-    return render
 
 
 async def _yield() -> None:

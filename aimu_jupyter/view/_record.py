@@ -22,7 +22,7 @@ from aimu._display import data_url, inline_code, markdown_line, markdown_text, v
 from aimu._secrets import redact
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.prices import Price, format_money
-from aimu.models.providers._images import sees_images_spec, unsent_reason
+from aimu.models.providers._images import sees_images_spec
 
 MIME_TYPE = "application/vnd.aimu.run+json"
 VERSION = 1
@@ -83,16 +83,11 @@ class RunRecord:
         self.inbox: str | None = None
         #: Names the run, so a frontend can ask the kernel whether it still goes on.
         self.run = uuid.uuid4().hex
-        self._images_sent: dict[tuple[str, int], int] = {}
 
     # -- folding -------------------------------------------------------------------------
 
-    def apply(self, chunk: StreamChunk, *, approved_by: str | None = None) -> None:
-        """Fold one chunk into the record.
-
-        ``approved_by`` says who answered an ``APPROVAL_DECIDED`` chunk (``"user"``,
-        ``"policy"`` or ``"timeout"``); chunks do not carry it, the caller's policy knows it.
-        """
+    def apply(self, chunk: StreamChunk) -> None:
+        """Fold one chunk into the record."""
         events = self._events_for(chunk.agent)
         content = chunk.content
         phase = chunk.phase
@@ -113,7 +108,8 @@ class RunRecord:
         elif phase is Phase.APPROVAL_DECIDED:
             card = self._card(events, content)
             approved = bool(content.get("approved"))
-            by = approved_by if approved_by in _APPROVAL_SOURCES else "policy"
+            by = content.get("by")
+            by = by if by in _APPROVAL_SOURCES else "policy"
             card["approval"] = {
                 "approved": approved,
                 "reason": content.get("reason") or "",
@@ -122,7 +118,7 @@ class RunRecord:
             if content.get("why"):
                 card["approval"]["why"] = content["why"]
             if by == "always":
-                card["approval"]["chosen_at"] = ""
+                card["approval"]["chosen_at"] = str(content.get("chosen_at") or "")
             card["status"] = "running" if approved else "denied"
         elif phase is Phase.TOOL_PROGRESS:
             card = self._card(events, content)
@@ -134,7 +130,7 @@ class RunRecord:
             card["result"] = content.get("result")
             card["is_error"] = bool(content.get("is_error"))
             card["images"] = list(content.get("images") or [])
-            card["images_note"] = self._images_note(chunk, card["images"])
+            card["images_note"] = self._images_note(card["images"], content.get("images_unsent"))
             if content.get("diffs"):
                 card["diffs"] = list(content["diffs"])
             if card["status"] != "denied":
@@ -151,28 +147,19 @@ class RunRecord:
             stop = content.get("stop_reason")
             self.finish("interrupted" if stop == "interrupted" else "done")
 
-    def allowed_always(self, call_id: str, chosen_at: str) -> None:
-        """Record that call ``call_id`` ran without asking because "Always allow" was chosen
-        for its tool at the call ``chosen_at`` describes."""
-        card = self.pending_tool(call_id)
-        if card is not None and card["approval"] is None:
-            card["approval"] = {"approved": True, "reason": "", "by": "always"}
-            card["approval"]["chosen_at"] = chosen_at
-
-    def _images_note(self, chunk: StreamChunk, images: list[dict[str, Any]]) -> str:
-        """What the card says about images the model will not get (the providers' rules)."""
+    def _images_note(self, images: list[dict[str, Any]], unsent: Any) -> str:
+        """What the card says about images the model will not get, as the chunk says it
+        (``images_unsent``: per image, ``""`` or why not)."""
         if not images:
             return ""
         if not self._sees_images:
             return UNSEEN
-        turn = (chunk.agent, chunk.iteration)
-        notes = []
-        for number, image in enumerate(images, 1):
-            reason = unsent_reason(image, True, self._images_sent.get(turn, 0))
-            if reason:
-                notes.append(f"{image.get('description') or f'image {number}'}: {reason}")
-            else:
-                self._images_sent[turn] = self._images_sent.get(turn, 0) + 1
+        reasons = list(unsent) if isinstance(unsent, list) else []
+        notes = [
+            f"{image.get('description') or f'image {number}'}: {reason}"
+            for number, (image, reason) in enumerate(zip(images, reasons, strict=False), 1)
+            if isinstance(reason, str) and reason
+        ]
         return "; ".join(notes)
 
     def finish(self, status: str, error: str | None = None) -> None:

@@ -29,6 +29,8 @@ export interface ApprovalRecord {
   /** `always`: "Always allow" let the call through (`chosen_at`: the call it was chosen at). */
   by: 'user' | 'policy' | 'timeout' | 'always';
   chosen_at?: string;
+  /** Why the call asked (a tool that writes, executes or submits), when the gate said. */
+  why?: string;
 }
 
 export interface TextEvent {
@@ -70,6 +72,8 @@ export interface RunRecord {
   events: RunEvent[];
   /** Which turns a response cache answered, as the footer says it (absent: none). */
   replayed?: string;
+  /** While the run takes messages: the key the inbox field claims it by (else null). */
+  inbox: string | null;
   /** Names the run, so the renderer can ask the kernel whether it still goes on. */
   run: string;
 }
@@ -128,7 +132,8 @@ function parseApproval(value: unknown): ApprovalRecord | null {
     approved: value.approved === true,
     reason: str(value.reason),
     by: (APPROVERS.has(by) ? by : 'policy') as ApprovalRecord['by'],
-    chosen_at: str(value.chosen_at)
+    chosen_at: str(value.chosen_at),
+    ...(typeof value.why === 'string' && value.why ? { why: value.why } : {})
   };
 }
 
@@ -214,6 +219,7 @@ export function parseRecord(data: unknown): RunRecord {
     usage: { input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens) },
     duration_s: num(data.duration_s),
     events: parseEvents(data.events, 0),
+    inbox: typeof data.inbox === 'string' && data.inbox ? data.inbox : null,
     ...(replayed ? { replayed } : {}),
     run: str(data.run)
   };

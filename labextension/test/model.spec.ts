@@ -11,7 +11,8 @@ import {
   planUpdate,
   toView
 } from '../src/model';
-import { Json, PNG_BASE64, run, text, thinking, tool } from './records';
+import { GOLDEN_NAMES, golden, goldenEvent } from './golden';
+import { Json, run, text, thinking, tool } from './records';
 
 function view(record: Record<string, unknown>) {
   return toView(parseRecord(record));
@@ -24,6 +25,63 @@ function firstTool(items: Item[]): ToolItem {
   }
   return found;
 }
+
+/**
+ * Compare what parseRecord made of `raw` with `raw` itself: every field the writer wrote is
+ * read under the same name with the same value, and nothing is invented beside them.
+ */
+function differences(parsed: unknown, raw: unknown, path: string): string[] {
+  if (!isPlainObject(parsed) || !isPlainObject(raw)) {
+    if (Array.isArray(parsed) && Array.isArray(raw) && parsed.length === raw.length) {
+      return parsed.flatMap((item, i) => differences(item, raw[i], `${path}[${i}]`));
+    }
+    return JSON.stringify(parsed) === JSON.stringify(raw) ? [] : [`${path} differs`];
+  }
+  const found: string[] = [];
+  for (const key of Object.keys(raw)) {
+    if (!(key in parsed)) {
+      found.push(`model.ts drops ${path}.${key}`);
+    } else if (`${path}.${key}` === '$.replayed') {
+      found.push(...differences(parsed.replayed, (raw.replayed as Json).note, '$.replayed'));
+    } else {
+      found.push(...differences(parsed[key], raw[key], `${path}.${key}`));
+    }
+  }
+  for (const key of Object.keys(parsed)) {
+    const neutral = key === 'chosen_at' && parsed[key] === '';
+    if (!(key in raw) && !neutral) {
+      found.push(`model.ts reads ${path}.${key}, which the writer does not write`);
+    }
+  }
+  return found;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+describe('the golden records the notebook layer wrote', () => {
+  it('are all there', () => {
+    expect(GOLDEN_NAMES).toEqual([
+      'always_allowed',
+      'images',
+      'plain_answer',
+      'schema_answer',
+      'tool_approved',
+      'tool_denied',
+      'unfinished'
+    ]);
+  });
+
+  it.each(GOLDEN_NAMES)('%s is read field for field, nothing lost or invented', name => {
+    const raw = golden(name);
+    expect(differences(parseRecord(raw), raw, '$')).toEqual([]);
+  });
+
+  it.each(GOLDEN_NAMES)('%s draws without an error', name => {
+    expect(view(golden(name)).items.length).toBeGreaterThan(0);
+  });
+});
 
 describe('parseRecord', () => {
   it.each([
@@ -70,13 +128,14 @@ describe('parseRecord', () => {
   });
 
   it('drops images that are not base64 images, so nothing else reaches a data: URL', () => {
+    const [png] = goldenEvent('images').images as Json[];
     const record = parseRecord(
       run([
         tool('c1', 'shot', {
           images: [
-            { data: PNG_BASE64, mime_type: 'image/png', description: 'ok' },
-            { data: PNG_BASE64, mime_type: 'text/html', description: 'html' },
-            { data: '"><script>', mime_type: 'image/png', description: 'broken' }
+            { ...png, description: 'ok' },
+            { ...png, mime_type: 'text/html', description: 'html' },
+            { ...png, data: '"><script>', description: 'broken' }
           ]
         })
       ])
@@ -148,8 +207,14 @@ describe('toView', () => {
   });
 
   it.each([
-    [{ approved: true, by: 'user', reason: '' }, 'Approved by you'],
-    [{ approved: false, by: 'user', reason: 'not now' }, 'Denied by you (not now)'],
+    ['tool_approved', 'Approved by you'],
+    ['tool_denied', 'Denied by you (use the data folder)']
+  ])('says who decided a call the user answered: %s', (name, label) => {
+    const card = firstTool(view(golden(name)).items);
+    expect(card.approval).toEqual({ approved: name === 'tool_approved', label });
+  });
+
+  it.each([
     [{ approved: true, by: 'policy', reason: 'read-only' }, 'Approved by policy (read-only)'],
     [
       { approved: false, by: 'timeout', reason: '' },
@@ -171,30 +236,32 @@ describe('toView', () => {
   });
 
   it('turns tool images into data URLs with the description as alt text', () => {
-    const card = firstTool(
-      view(
-        run([
-          tool('c1', 'plot', {
-            images: [{ data: PNG_BASE64, mime_type: 'image/png', description: 'sales by month' }]
-          })
-        ])
-      ).items
-    );
+    const card = firstTool(view(golden('images')).items);
+    const [png, svg] = goldenEvent('images').images as Json[];
     expect(card.images).toEqual([
-      { src: `data:image/png;base64,${PNG_BASE64}`, alt: 'sales by month' }
+      { src: `data:image/png;base64,${png.data}`, alt: 'sales by month' },
+      { src: `data:image/svg+xml;base64,${svg.data}`, alt: 'logo' }
     ]);
+    expect(card.imagesNote).toBe(
+      'logo: not sent, models take PNG, JPEG, GIF or WebP, not image/svg+xml'
+    );
   });
 
   it('writes a footer with model, token usage and duration', () => {
-    const v = view(
-      run([], {
-        status: 'done',
-        usage: { input_tokens: 12345, output_tokens: 678 },
-        duration_s: 3.21
-      })
-    );
-    expect(v.footer).toBe('scripted:demo · 12,345 in / 678 out tokens · 3.2 s');
+    const record = golden('plain_answer');
+    const usage = record.usage as { input_tokens: number; output_tokens: number };
+    const v = view({ ...record, usage: { ...usage, input_tokens: 12345 }, duration_s: 3.21 });
+    expect(v.footer).toBe(`scripted · 12,345 in / ${usage.output_tokens} out tokens · 3.2 s`);
     expect(v.statusLabel).toBe('done');
+  });
+
+  it('shows a schema answer as the text the model gave', () => {
+    const [answer] = view(golden('schema_answer')).items;
+    expect(answer).toMatchObject({ kind: 'text' });
+    expect(JSON.parse((answer as { text: string }).text)).toEqual({
+      name: 'Lyon',
+      population: 522000
+    });
   });
 
   it('says in the footer which turns the response cache replayed', () => {
@@ -314,19 +381,10 @@ describe('the readable record', () => {
   });
 
   it('says who let a call through with Always allow, and where it was chosen', () => {
-    const here = { approved: true, reason: '', by: 'always', chosen_at: '' };
-    const later = { ...here, chosen_at: "write_file(path='a.txt')" };
-    const items = toView(
-      parseRecord(
-        run([
-          tool('c1', 'write_file', { approval: here }),
-          tool('c2', 'write_file', { approval: later })
-        ])
-      )
-    ).items as ToolItem[];
+    const items = toView(parseRecord(golden('always_allowed'))).items as ToolItem[];
     expect(items[0].approval?.label).toBe('Allowed: Always allow, chosen here');
     expect(items[1].approval?.label).toBe(
-      "Allowed: Always allow, chosen at write_file(path='a.txt')"
+      "Allowed: Always allow, chosen at write_file(path='a.txt', content='1')"
     );
   });
 
@@ -339,9 +397,8 @@ describe('the readable record', () => {
   });
 
   it('says a running record whose run is gone did not finish', () => {
-    const record = parseRecord(
-      run([tool('c1', 'write_file', { status: 'awaiting_approval' })], { status: 'running' })
-    );
+    const record = parseRecord(golden('unfinished'));
+    expect(record.status).toBe('running');
     const view = toView(asUnfinished(record));
     expect(view.statusLabel).toBe('did not finish');
     expect(view.error).toBe('did not finish: the kernel stopped');

@@ -92,7 +92,26 @@ def test_approval_request_and_decision_are_streamed():
         "approved": False,
         "reason": "no",
         "why": "",  # the tool gives no reason of its own for asking
+        "by": "policy",
     }
+
+
+def test_a_policy_returning_a_decision_says_who_decided_in_the_chunk():
+    decision = Decision(True, by="always", chosen_at="cell 3, write_note")
+    content, chunks, _ = run_with(lambda name, args: decision)
+    decided = next(c.content for c in chunks if c.phase is Phase.APPROVAL_DECIDED)
+    assert decided["approved"] is True
+    assert decided["by"] == "always"
+    assert decided["chosen_at"] == "cell 3, write_note"
+    assert content == "saved 'hi'"
+
+
+def test_a_refusing_decision_refuses_and_a_plain_verdict_is_by_the_policy():
+    content, chunks, _ = run_with(lambda name, args: Decision(False, "not today"))
+    decided = next(c.content for c in chunks if c.phase is Phase.APPROVAL_DECIDED)
+    assert (decided["approved"], decided["by"], "chosen_at" in decided) == (False, "policy", False)
+    assert content == "Tool 'write_note' was not approved: not today"
+    assert calls == []
 
 
 def test_policy_can_skip_asking_for_some_calls():

@@ -12,10 +12,11 @@ from IPython.core.error import UsageError
 from aimu.models.errors import NoDefaultModelError
 from aimu.models.providers.scripted import ScriptedClient
 from aimu.tools import builtin, tool
-from aimu.tools.approval import Denied
+from aimu.tools.approval import Decision
 from aimu_jupyter.approval._policy import NotebookPolicy
 from aimu_jupyter.magics._agent import await_agent_cells
-from aimu_jupyter.run import _runner as runner
+from aimu_jupyter.run._assemble import resolve_model
+from aimu_jupyter.run._prompt import interpolate
 from aimu_jupyter.run._session import Settings
 from aimu_jupyter.view._live import LiveDisplay
 
@@ -89,14 +90,23 @@ def test_default_policy_asks_only_for_tools_declared_as_writing():
     assert ask_all.requires_approval("read_file", {}, builtin.read_file)
 
 
+def test_a_batch_is_refused_only_the_tools_the_policy_would_leave_unanswered(monkeypatch):
+    monkeypatch.delenv("AIMU_APPROVAL", raising=False)
+    tools = [builtin.read_file, builtin.write_file, builtin.run_command]
+    assert NotebookPolicy().unanswered(tools) == [builtin.write_file, builtin.run_command]
+    assert NotebookPolicy(mode="ask").unanswered(tools) == tools
+    assert NotebookPolicy(mode="deny").unanswered(tools) == []
+    monkeypatch.setenv("AIMU_APPROVAL", "deny")
+    assert NotebookPolicy().unanswered(tools) == []
+
+
 async def test_headless_policy_denies_unless_the_environment_says_auto(monkeypatch):
     monkeypatch.delenv("AIMU_APPROVAL", raising=False)
     policy = NotebookPolicy()
     verdict = await policy("write_file", {})
-    assert isinstance(verdict, Denied) and "headless" in verdict.reason
-    assert policy.decided_by("write_file") == "policy"
+    assert not verdict and "headless" in verdict.reason and verdict.by == "policy"
     monkeypatch.setenv("AIMU_APPROVAL", "auto")
-    assert await NotebookPolicy()("write_file", {}) is True
+    assert await NotebookPolicy()("write_file", {}) == Decision(True, by="policy")
 
 
 async def test_user_answers_are_attributed_and_always_allow_is_remembered():
@@ -107,14 +117,12 @@ async def test_user_answers_are_attributed_and_always_allow_is_remembered():
 
     allowed: set = set()
     policy = NotebookPolicy(ask=ask, always_allowed=allowed)
-    assert await policy("run_command", {}, tool=builtin.run_command) is True
+    assert await policy("run_command", {}, tool=builtin.run_command) == Decision(True, by="always")
     assert [key.name for key in allowed] == ["run_command"]
-    assert not policy.requires_approval("run_command", {}, builtin.run_command)
+    again = await policy("run_command", {"command": "ls"}, tool=builtin.run_command)
+    assert again == Decision(True, by="always", chosen_at="run_command()")
     namesake = tool(name="run_command", read_only=False)(lambda: "x")
-    assert policy.requires_approval("run_command", {}, namesake)
-    verdict = await policy("write_file", {})
-    assert verdict == Denied("too risky")
-    assert [policy.decided_by("run_command"), policy.decided_by("write_file")] == ["always", "user"]
+    assert await policy("run_command", {}, tool=namesake) == Decision(False, "too risky", by="user")
 
 
 async def test_a_sub_agents_calls_follow_the_same_rules_and_name_the_asker():
@@ -134,9 +142,8 @@ async def test_a_sub_agents_calls_follow_the_same_rules_and_name_the_asker():
     assert not child.requires_approval("users_own_function", {}, users_own_function)
     assert child.requires_approval("write_file", {}, builtin.write_file)
     assert child.requires_approval("run_command", {}, builtin.run_command)
-    assert await child("write_file", {"path": "x"}) is True
+    assert await child("write_file", {"path": "x"}) == Decision(True, by="user")
     assert asked == [("write_file", "agent/researcher@call_7")]
-    assert policy.decided_by("write_file") == "user"
 
 
 def test_no_model_anywhere_says_how_to_choose_one(monkeypatch):
@@ -149,7 +156,7 @@ def test_no_model_anywhere_says_how_to_choose_one(monkeypatch):
 
     monkeypatch.setattr(registry, "default_model", no_default, raising=False)
     with pytest.raises(UsageError) as caught:
-        runner.resolve_model(None, Settings(), {})
+        resolve_model(None, Settings(), {})
     message = str(caught.value)
     assert message.startswith("No model chosen for the agent. Pick one with --model")
     assert "AimuMagics.model" in message and "AIMU_MODEL" in message
@@ -159,21 +166,21 @@ def test_model_comes_from_flag_then_config_then_environment(monkeypatch):
     flag, configured, env = ScriptedClient(), ScriptedClient(), ScriptedClient()
     ns = {"flag": flag, "configured": configured, "env": env}
     monkeypatch.setenv("AIMU_MODEL", "env")
-    assert runner.resolve_model("flag", Settings(model="configured"), ns) is flag
-    assert runner.resolve_model(None, Settings(model="configured"), ns) is configured
-    assert runner.resolve_model(None, Settings(), ns) is env
-    assert runner.resolve_model("scripted:demo", Settings(), ns).name == "scripted:demo"
+    assert resolve_model("flag", Settings(model="configured"), ns) is flag
+    assert resolve_model(None, Settings(model="configured"), ns) is configured
+    assert resolve_model(None, Settings(), ns) is env
+    assert resolve_model("scripted:demo", Settings(), ns).name == "scripted:demo"
 
 
 def test_interpolation_fills_names_and_keeps_doubled_braces():
     ns = {"df_rows": 3, "user": {"name": "Ada"}}
-    assert runner.interpolate("{df_rows} rows for {user[name]} {{x}}", ns) == "3 rows for Ada {x}"
+    assert interpolate("{df_rows} rows for {user[name]} {{x}}", ns) == "3 rows for Ada {x}"
     with pytest.raises(UsageError, match="no notebook variable is named 'missing'"):
-        runner.interpolate("{missing}", ns)
+        interpolate("{missing}", ns)
     with pytest.raises(UsageError, match="--no-interpolate"):
-        runner.interpolate('{"a": 1}', ns)
+        interpolate('{"a": 1}', ns)
     with pytest.raises(UsageError, match="--no-interpolate"):
-        runner.interpolate("unbalanced {", ns)
+        interpolate("unbalanced {", ns)
 
 
 def test_transformer_awaits_agent_cells_only():

@@ -1,4 +1,5 @@
-"""Tool cards say which images the model will not get, by the same rules the providers use."""
+"""Tool cards say which images the model will not get, as the TOOL_RESULT chunk says it
+(``images_unsent``, the client's own rule): the record predicts nothing itself."""
 
 from __future__ import annotations
 
@@ -7,59 +8,62 @@ import io
 
 from PIL import Image as PILImage
 
+import aimu
+import aimu.aio
 from aimu.models.chunks import Phase, StreamChunk
-from aimu.models.providers._images import MAX_PER_TURN
+from aimu.models.providers.scripted import ScriptedClient, call
+from aimu.tools import Image, ToolResult
 from aimu_jupyter.view._record import UNSEEN, RunRecord
 
 
-def png() -> str:
+def png_bytes() -> bytes:
     buffer = io.BytesIO()
     PILImage.new("RGB", (4, 4), "green").save(buffer, format="PNG")
-    return base64.b64encode(buffer.getvalue()).decode()
+    return buffer.getvalue()
 
 
 def image(description: str, mime_type: str = "image/png") -> dict:
-    data = png() if mime_type == "image/png" else base64.b64encode(b"<svg/>").decode()
-    return {"mime_type": mime_type, "data": data, "description": description}
+    raw = png_bytes() if mime_type == "image/png" else b"<svg/>"
+    return {
+        "mime_type": mime_type,
+        "data": base64.b64encode(raw).decode(),
+        "description": description,
+    }
 
 
-def result(call_id: str, images: list[dict], iteration: int = 1) -> StreamChunk:
-    content = {"id": call_id, "name": "shots", "result": "ok", "is_error": False, "images": images}
-    return StreamChunk(Phase.TOOL_RESULT, content, "agent", iteration)
+def result(images: list[dict], unsent: list[str]) -> StreamChunk:
+    content = {"id": "c1", "name": "shots", "result": "ok", "is_error": False,
+               "images": images, "images_unsent": unsent}  # fmt: skip
+    return StreamChunk(Phase.TOOL_RESULT, content, "agent", 1)
 
 
-def notes(model: str, *chunks: StreamChunk, sees_images: bool | None = None) -> list[str]:
-    record = RunRecord("prompt", model, sees_images=sees_images)
-    for item in chunks:
-        record.apply(item)
-    return [card["images_note"] for card in record.events]
+def note(chunk: StreamChunk, sees_images: bool = True) -> str:
+    record = RunRecord("prompt", "openai:gpt-4o", sees_images=sees_images)
+    record.apply(chunk)
+    return record.events[0]["images_note"]
 
 
-def test_a_model_that_sees_gets_no_note_for_a_png():
-    assert notes("openai:gpt-4o", result("c1", [image("chart")])) == [""]
+def test_the_card_names_each_image_the_chunk_says_will_not_be_sent():
+    chunk = result([image("chart"), image("logo", "image/svg+xml")], ["", "not sent, an SVG"])
+    assert note(chunk) == "logo: not sent, an SVG"
+    assert note(result([image("chart")], [""])) == ""
 
 
 def test_a_text_only_model_gets_the_unseen_note():
-    assert notes("openai:gpt-3.5-turbo", result("c1", [image("chart")])) == [UNSEEN]
-    assert notes("local", result("c1", [image("chart")])) == [UNSEEN]
+    assert note(result([image("chart")], ["not shown"]), sees_images=False) == UNSEEN
 
 
-def test_what_the_client_was_told_about_its_model_decides_the_note():
-    assert notes("openai:my-model", result("c1", [image("chart")])) == [""]
-    assert notes("openai:my-model", result("c1", [image("chart")]), sees_images=False) == [UNSEEN]
+async def test_a_real_run_notes_what_its_client_will_not_send():
+    @aimu.tool
+    def shots() -> ToolResult:
+        """Two pictures."""
+        return ToolResult("two", (Image.from_bytes(png_bytes(), description="chart"),
+                                  Image.from_bytes(b"<svg xmlns='http://www.w3.org/2000/svg'/>",
+                                                   description="logo")))  # fmt: skip
 
-
-def test_an_svg_is_named_as_not_sent():
-    (note,) = notes("anthropic:claude-opus-4", result("c1", [image("logo", "image/svg+xml")]))
-    assert note.startswith("logo: not sent, models take PNG, JPEG, GIF or WebP")
-
-
-def test_images_past_the_per_turn_cap_are_named_and_the_next_turn_starts_afresh():
-    first = result("c1", [image(f"pic {i}") for i in range(1, MAX_PER_TURN)])
-    second = result("c2", [image("late 1"), image("late 2")])
-    later = result("c3", [image("next turn")], iteration=2)
-    assert notes("ollama:llava", first, second, later) == [
-        "",
-        f"late 2: not sent, at most {MAX_PER_TURN} images per turn",
-        "",
-    ]
+    client = ScriptedClient([call("shots"), "done"])
+    record = RunRecord("prompt", client.name, sees_images=client.sees_images)
+    async for chunk in aimu.aio.Agent(client, tools=[shots]).stream("look"):
+        record.apply(chunk)
+    (card,) = record.tool_cards()
+    assert card["images_note"].startswith("logo: not sent, models take PNG, JPEG, GIF or WebP")

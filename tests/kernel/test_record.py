@@ -142,8 +142,9 @@ def test_approval_decisions_are_recorded_with_who_decided():
     record.apply(chunk(Phase.TOOL_CALL, TOOL))
     record.apply(chunk(Phase.APPROVAL_REQUESTED, TOOL))
     assert record.events[0]["status"] == "awaiting_approval"
-    decided = {"id": "c1", "name": "write_file", "approved": False, "reason": "not that file"}
-    record.apply(chunk(Phase.APPROVAL_DECIDED, decided), approved_by="user")
+    decided = {"id": "c1", "name": "write_file", "approved": False, "reason": "not that file",
+               "by": "user"}  # fmt: skip
+    record.apply(chunk(Phase.APPROVAL_DECIDED, decided))
     result = {**TOOL, "result": "Tool 'write_file' was not approved", "is_error": True}
     record.apply(chunk(Phase.TOOL_RESULT, result))
     card = record.events[0]
@@ -156,8 +157,9 @@ def test_approval_decisions_are_recorded_with_who_decided():
 def test_a_timed_out_approval_reads_as_timed_out_in_every_view():
     record = RunRecord("p", "m")
     record.apply(chunk(Phase.TOOL_CALL, TOOL))
-    decided = {"id": "c1", "name": "write_file", "approved": False, "reason": "no answer"}
-    record.apply(chunk(Phase.APPROVAL_DECIDED, decided), approved_by="timeout")
+    decided = {"id": "c1", "name": "write_file", "approved": False, "reason": "no answer",
+               "by": "timeout"}  # fmt: skip
+    record.apply(chunk(Phase.APPROVAL_DECIDED, decided))
     assert "timed out: denied by policy" in record.markdown()
     assert "timed out: denied by policy" in record.plain()
 

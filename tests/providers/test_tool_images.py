@@ -193,3 +193,24 @@ async def test_the_transcript_tool_message_carries_the_images():
     assert tool["images"] == [
         {"mime_type": "image/png", "data": PLOT_B64, "description": "the chart"}
     ]
+
+
+async def test_the_tool_result_chunk_says_which_images_the_model_will_not_get(server):
+    server.script(
+        openai_turn("", [("call_1", "gallery", '{"count": 6}')]),
+        openai_turn("", [("call_2", "snapshot", "{}")]),
+        openai_turn("Done."),
+    )
+    agent = aimu.aio.Agent(aimu.client(f"openai:gpt-4o@{server.url}/v1"), tools=[gallery, snapshot])
+    results = [c.content async for c in agent.stream("look") if c.phase == "tool_result"]
+    capped = f"not sent, at most {MAX_PER_TURN} images per turn"
+    assert results[0]["images_unsent"] == [""] * MAX_PER_TURN + [capped, capped]
+    assert results[1]["images_unsent"] == [""]  # a new turn, a new cap
+
+
+async def test_a_text_only_model_s_tool_result_chunk_names_every_image_unsent(server):
+    server.script(openai_turn("", [("call_1", "snapshot", "{}")]), openai_turn("I cannot see."))
+    agent = aimu.aio.Agent(aimu.client(f"openai:gpt-3.5-turbo@{server.url}/v1"), tools=[snapshot])
+    results = [c.content async for c in agent.stream("look") if c.phase == "tool_result"]
+    assert results[0]["images_unsent"] == ["not shown, this model reads text only"]
+    assert len(results[0]["images"]) == 1
