@@ -15,9 +15,8 @@ The notebook layer lives in :mod:`aimu_jupyter`; ``%load_ext aimu`` loads it.
 
 from typing import Any
 
-from aimu import aio
+from aimu import aio, batch
 from aimu.agents import Agent
-from aimu.batch import batch
 from aimu.models import ModelClient, Phase, StreamChunk, client
 from aimu.models.prices import prices
 from aimu.tools import (

@@ -26,6 +26,10 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+#: Seconds a thread waiting on a loop thread sleeps between looks for an interrupt; the one
+#: interval of every sync-over-async bridge (this module, the sync MCP client, nested runs).
+POLL = 0.1
+
 _DONE = object()
 _local = threading.local()
 _lock = threading.Lock()
@@ -184,7 +188,7 @@ class _Worker:
         try:
             while True:
                 try:
-                    ok, item = items.get(timeout=0.1)
+                    ok, item = items.get(timeout=POLL)
                 except queue.Empty:
                     continue
                 if item is _DONE:

@@ -13,6 +13,10 @@ or failed. ``max_cost=`` stops starting items at a spending ceiling (:data:`aimu
     results.to_pandas()
 """
 
+import sys
+import types
+from typing import Any
+
 from aimu.batch._api import BatchInterrupted, BatchRun, abatch, batch
 from aimu.batch._progress import BatchStats, Progress, set_default_progress
 from aimu.batch._ray import BatchSetupError
@@ -32,3 +36,15 @@ __all__ = [
     "current_item",
     "set_default_progress",
 ]
+
+
+class _BatchPackage(types.ModuleType):
+    """This package, callable as :func:`batch`: ``aimu.batch(...)`` runs a batch and
+    ``aimu.batch.BatchResult`` (or ``from aimu.batch import BatchResult``) names its types,
+    so neither the function nor the package hides the other."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> BatchResult:
+        return batch(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _BatchPackage

@@ -16,10 +16,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from aimu._sync import POLL
 from aimu_jupyter.run._wake import sigint_raises
-
-#: How often the waiting main thread looks for an interrupt (seconds).
-_SLICE = 0.05
 
 
 def run_to_completion(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -48,7 +46,7 @@ def run_to_completion(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     thread.start()
     with sigint_raises():
         try:  # an Event, not join(): an interrupted join() can return early on 3.11
-            while not finished.wait(_SLICE):
+            while not finished.wait(POLL):
                 pass
         except KeyboardInterrupt:
             started.wait()

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import mcp_types
 from anyio.from_thread import start_blocking_portal
 
+from aimu._sync import POLL
 from aimu.tools.mcp._client import CLOSE_TIMEOUT, AsyncMCPClient
 from aimu.tools.mcp._results import MCPResult
 from aimu.tools.mcp._tool_list import ToolList
@@ -30,7 +31,6 @@ from aimu.tools.stopping import CallStopped, current_stop
 T = TypeVar("T")
 
 THREAD_NAME = "aimu-mcp"
-_WAKE = 0.1  # seconds between checks for an interrupt while a call runs
 
 _OPEN: dict[int, weakref.finalize] = {}
 """The closers of clients still open, closed together at interpreter exit."""
@@ -198,7 +198,7 @@ class _LoopThread:
         try:
             while not future.done():  # in slices, so Ctrl-C and a cancelled call are seen at once
                 with suppress(TimeoutError):
-                    future.result(timeout=_WAKE)
+                    future.result(timeout=POLL)
                 if stop is not None and stop.is_set() and not future.done():
                     raise CallStopped("the MCP call was cancelled")
         except BaseException:
