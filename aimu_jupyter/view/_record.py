@@ -44,6 +44,25 @@ UNFINISHED = "if this notebook was reopened, the run did not finish: the kernel 
 UNSEEN = "The model did not see the images: it reads text only."
 
 
+class ShownPrompt(str):
+    """A prompt written for the model that a person reads in another form: ``markdown``.
+
+    ``%agent_fix`` sends the model the whole trimmed traceback and fenced sources; the run's
+    record shows the person the question, the cell and the error instead. It is a ``str``,
+    so it goes everywhere a prompt goes unchanged.
+    """
+
+    markdown: str
+
+    def __new__(cls, text: str, markdown: str) -> ShownPrompt:
+        made = super().__new__(cls, text)
+        made.markdown = markdown
+        return made
+
+    def __reduce__(self):
+        return ShownPrompt, (str(self), self.markdown)
+
+
 class RunRecord:
     """One run's transcript, built only from the chunks it is given.
 
@@ -61,7 +80,9 @@ class RunRecord:
         sees_images: bool | None = None,
         price: Price | None = None,
     ):
-        self.prompt = prompt
+        self.prompt = str(prompt)
+        #: What the record shows in place of the prompt (Markdown), when it is not the text.
+        self.prompt_markdown: str | None = getattr(prompt, "markdown", None)
         self.model = redact(model)
         #: The model's price (:data:`aimu.prices`): the footer shows the run's cost.
         self.price = price
@@ -266,6 +287,7 @@ class RunRecord:
         return {
             "version": VERSION,
             "prompt": self.prompt,
+            **({"prompt_markdown": self.prompt_markdown} if self.prompt_markdown else {}),
             "model": self.model,
             "status": self.status,
             "error": self.error,
@@ -283,7 +305,9 @@ class RunRecord:
     def markdown(self) -> str:
         """The run as Markdown: answer, tool cards as folded sections, thinking folded."""
         parts = _events_markdown(self.events, final=self.status != "running")
-        if self.status == "running" and not parts:
+        if self.prompt_markdown:
+            parts.insert(0, _quote(self.prompt_markdown))
+        if self.status == "running" and len(parts) == bool(self.prompt_markdown):
             parts.append("*Thinking…*")
         if self.status == "interrupted":
             parts.append(f"**{STOPPED.capitalize()}.** The conversation is kept.")
@@ -640,7 +664,11 @@ def _events_plain(events: list[dict[str, Any]], indent: str) -> list[str]:
 
 
 def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
-    arguments = json.dumps(card["arguments"], ensure_ascii=False, default=str)
+    code = card.get("code") or {}
+    given = card["arguments"]
+    if isinstance(given, dict):
+        given = {name: given[name] for name in ordered_names(card) if name not in code}
+    arguments = json.dumps(given, ensure_ascii=False, default=str)
     if len(arguments) > ARGUMENT_CHARS:
         arguments = arguments[:ARGUMENT_CHARS] + "…"
     status = _STATUS_LABEL.get(card["status"], card["status"])
@@ -649,6 +677,13 @@ def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
     if approval:
         head += f"; {approval}"
     lines = [head]
+    for name in ordered_names(card):
+        if name in code:
+            label = f"{name} ({code[name]})" if code[name] else name
+            lines.append(f"{indent}  {label}:")
+            text = str(card["arguments"][name])
+            shown = text if len(text) <= FOLD_CHARS else text[:FOLD_CHARS] + "…"
+            lines.extend(f"{indent}    {line}" for line in shown.rstrip().split("\n"))
     lines.extend(_events_plain(card["children"], indent + "    "))
     result = card["result"]
     if result is not None:

@@ -62,6 +62,8 @@ export type RunEvent = TextEvent | ToolEvent;
 export interface RunRecord {
   version: number;
   prompt: string;
+  /** What a person reads in place of the prompt (Markdown; `%agent_fix`'s), when given. */
+  prompt_markdown?: string;
   model: string;
   status: RunStatus;
   error: string | null;
@@ -208,6 +210,9 @@ export function parseRecord(data: unknown): RunRecord {
   return {
     version: SUPPORTED_VERSION,
     prompt: str(data.prompt),
+    ...(typeof data.prompt_markdown === 'string' && data.prompt_markdown
+      ? { prompt_markdown: data.prompt_markdown }
+      : {}),
     model: str(data.model),
     status: (RUN_STATUSES.has(status) ? status : 'running') as RunStatus,
     error: typeof data.error === 'string' && data.error ? data.error : null,
@@ -265,6 +270,8 @@ export type Item = TextItem | ToolItem;
 
 export interface RunView {
   prompt: string;
+  /** Set: the prompt is shown as this Markdown instead of as text. */
+  promptMarkdown: string | null;
   status: RunStatus;
   statusLabel: string;
   error: string | null;
@@ -507,6 +514,7 @@ function toItems(events: RunEvent[]): Item[] {
 export function toView(record: RunRecord): RunView {
   return {
     prompt: record.prompt,
+    promptMarkdown: record.prompt_markdown ?? null,
     status: record.status,
     statusLabel: RUN_STATUS_LABELS[record.status],
     error: record.error,

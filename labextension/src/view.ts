@@ -373,6 +373,7 @@ class ItemList {
 export class RunDom {
   readonly node = el('div', 'aimu-run');
   private readonly prompt = el('div', 'aimu-prompt');
+  private readonly promptBlock: MarkdownBlock;
   private readonly events: ItemList;
   private readonly error = el('div', 'aimu-run-error');
   private readonly status = el('span', 'aimu-run-status');
@@ -383,6 +384,7 @@ export class RunDom {
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'Agent run');
     this.events = new ItemList(options);
+    this.promptBlock = new MarkdownBlock(this.prompt, options.renderMarkdown);
     this.error.setAttribute('role', 'alert');
     this.status.setAttribute('aria-live', 'polite');
     const footer = el('div', 'aimu-footer');
@@ -395,9 +397,15 @@ export class RunDom {
   update(view: RunView): Promise<void> {
     const last = this.last;
     const pending: Promise<void>[] = [];
-    if (view.prompt !== last?.prompt) {
-      this.prompt.textContent = view.prompt;
+    if (view.prompt !== last?.prompt || view.promptMarkdown !== last?.promptMarkdown) {
       this.prompt.hidden = !view.prompt;
+      this.prompt.classList.toggle('jp-RenderedHTMLCommon', view.promptMarkdown !== null);
+      this.prompt.classList.toggle('jp-RenderedMarkdown', view.promptMarkdown !== null);
+      if (view.promptMarkdown !== null) {
+        pending.push(this.promptBlock.set(view.promptMarkdown));
+      } else {
+        this.prompt.textContent = view.prompt;
+      }
     }
     if (view.status !== last?.status) {
       this.node.dataset.status = view.status;

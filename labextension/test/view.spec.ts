@@ -35,6 +35,16 @@ function all(root: ParentNode, selector: string): HTMLElement[] {
 }
 
 describe('RunDom', () => {
+  it("shows a fix's prompt as the Markdown written for a person, not the model's text", async () => {
+    const { show, root, markdown } = setup();
+    const shown = '**You asked:** why\n\n```python\nx = 1 / 0\n```';
+    await show(run([], { prompt: 'Traceback (trimmed):\n```\n^^^^\n```', prompt_markdown: shown }));
+    expect(q(root, '.aimu-prompt').textContent).toBe(`md:${shown}`);
+    expect(markdown.calls.map(call => call.source)).toContain(shown);
+    await show(run([], { prompt: 'plain <b>text</b>' }));
+    expect(q(root, '.aimu-prompt').textContent).toBe('plain <b>text</b>');
+  });
+
   it('draws the prompt, the answer as Markdown, tool cards and the footer', async () => {
     const { show, root } = setup();
     await show(
