@@ -106,7 +106,8 @@ async def _run(
     conversation = session.conversation(name, new)
     client = conversation.keep(client)
     record = RunRecord(prompt, client.name, sees_images=client.sees_images,
-                       price=prices.for_client(client))  # fmt: skip
+                       price=prices.for_client(client),
+                       structured=answer_type is not None)  # fmt: skip
     view = open_view(session, settings, record, display=display, nested=nested)
     policy = custom or NotebookPolicy(
         mode=mode,

@@ -79,8 +79,11 @@ class RunRecord:
         clock: Callable[[], float] = time.monotonic,
         sees_images: bool | None = None,
         price: Price | None = None,
+        structured: bool = False,
     ):
         self.prompt = str(prompt)
+        #: A ``--schema`` run: its answer is a validated value, shown as a table.
+        self.structured = structured
         #: What the record shows in place of the prompt (Markdown), when it is not the text.
         self.prompt_markdown: str | None = getattr(prompt, "markdown", None)
         self.model = redact(model)
@@ -168,6 +171,8 @@ class RunRecord:
             self.usage = dict(content.get("usage") or self.usage)
             self.answer = content.get("text", "")
             self.replayed = list(content.get("replayed") or [])
+            if isinstance(content.get("output"), dict):
+                _set_output(self.events, self.answer, content["output"])
             self._turns = chunk.iteration
             stop = content.get("stop_reason")
             self.finish("interrupted" if stop == "interrupted" else "done")
@@ -368,6 +373,32 @@ def _append_text(events: list[dict[str, Any]], kind: str, text: Any) -> None:
         events.append({"type": kind, "text": text})
 
 
+def _set_output(events: list[dict[str, Any]], answer: str, output: dict[str, Any]) -> None:
+    """Mark the run's answer as the validated ``output`` of a ``--schema`` run: the answer's
+    text event (split from earlier text it was merged with, a rejected try) gets the value,
+    which the views show as a table; the text stays, as the model wrote it."""
+    last = events[-1] if events else None
+    if last is None or last["type"] != "text" or not answer.strip():
+        events.append({"type": "text", "text": answer, "output": output})
+        return
+    before, found, _ = last["text"].rpartition(answer)
+    if not found:
+        last["output"] = output
+    elif before.strip():
+        last["text"] = before
+        events.append({"type": "text", "text": answer, "output": output})
+    else:
+        last["output"] = output
+
+
+def output_rows(output: dict[str, Any]) -> list[tuple[str, str]]:
+    """A validated answer as ``(field, value)`` rows: strings as they are, the rest JSON."""
+    return [
+        (str(name), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for name, value in output.items()
+    ]
+
+
 def _set_plan(events: list[dict[str, Any]], entries: list[Any]) -> None:
     """An outside agent's plan: one event, replaced in place by each newer plan."""
     shown = [
@@ -417,7 +448,10 @@ def _events_markdown(events: list[dict[str, Any]], final: bool) -> list[str]:
     parts: list[str] = []
     for event in events:
         kind = event["type"]
-        if kind == "text":
+        if kind == "text" and isinstance(event.get("output"), dict):
+            rows = [f"| {_cell(k)} | {_cell(v)} |" for k, v in output_rows(event["output"])]
+            parts.append("\n".join(["| field | value |", "| --- | --- |", *rows]))
+        elif kind == "text":
             parts.append(markdown_text(event["text"].strip("\n")))
         elif kind == "thinking":
             parts.append(_details("Thinking", _quote(markdown_text(event["text"]))))
@@ -649,7 +683,9 @@ def _events_plain(events: list[dict[str, Any]], indent: str) -> list[str]:
     lines: list[str] = []
     for event in events:
         kind = event["type"]
-        if kind == "text":
+        if kind == "text" and isinstance(event.get("output"), dict):
+            lines.extend(f"{indent}{line}" for line in table_lines(event["output"]))
+        elif kind == "text":
             lines.extend(indent + line for line in event["text"].strip("\n").split("\n"))
         elif kind == "thinking":
             lines.append(f"{indent}[thinking: {len(event['text']):,} characters]")
@@ -693,6 +729,13 @@ def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
     if card.get("images_note"):
         lines.append(f"{indent}  ({card['images_note']})")
     return lines
+
+
+def table_lines(output: dict[str, Any]) -> list[str]:
+    """A validated answer as aligned ``field  value`` lines, for plain text and terminals."""
+    rows = output_rows(output)
+    width = max((len(name) for name, _ in rows), default=0)
+    return [f"{name.ljust(width)}  {' '.join(value.split())}" for name, value in rows]
 
 
 def image_line(image: dict[str, Any]) -> str:

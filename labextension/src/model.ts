@@ -35,6 +35,8 @@ export interface TextEvent {
   /** `user_message`: what the user told the agent during the run, where it was delivered. */
   type: 'text' | 'thinking' | 'user_message';
   text: string;
+  /** A `--schema` run's answer: the validated value (the text is the model's JSON). */
+  output?: Record<string, unknown>;
 }
 
 export interface ToolEvent {
@@ -154,7 +156,8 @@ function parseEvents(value: unknown, depth: number): RunEvent[] {
       continue;
     }
     if (raw.type === 'text' || raw.type === 'thinking' || raw.type === 'user_message') {
-      events.push({ type: raw.type, text: str(raw.text) });
+      const output = raw.type === 'text' && isObject(raw.output) ? { output: raw.output } : {};
+      events.push({ type: raw.type, text: str(raw.text), ...output });
     } else if (raw.type === 'tool') {
       const status = str(raw.status, 'running');
       events.push({
@@ -230,6 +233,8 @@ export interface TextItem {
   kind: 'text' | 'thinking' | 'user_message';
   key: string;
   text: string;
+  /** A validated answer as `[field, value]` rows, drawn as a table instead of the text. */
+  output: [string, string][] | null;
 }
 
 export interface ImageItem {
@@ -398,6 +403,14 @@ function compact(value: unknown): string {
   }
 }
 
+/** A validated answer as `[field, value]` rows: strings as they are, the rest as JSON. */
+export function outputRows(output: Record<string, unknown>): [string, string][] {
+  return Object.entries(output).map(([name, value]) => [
+    name,
+    typeof value === 'string' ? value : prettyJson(value).replace(/\s*\n\s*/g, ' ')
+  ]);
+}
+
 /** The argument names of a call in the model's order, then any the order does not name. */
 export function orderedNames(args: Record<string, unknown>, order: readonly string[]): string[] {
   const known = order.filter(name => name in args);
@@ -476,7 +489,12 @@ function toItems(events: RunEvent[]): Item[] {
   const seen = new Set<string>();
   return events.map((event, index) => {
     if (event.type !== 'tool') {
-      return { kind: event.type, key: `${event.type}:${index}`, text: event.text };
+      return {
+        kind: event.type,
+        key: `${event.type}:${index}`,
+        text: event.text,
+        output: event.output ? outputRows(event.output) : null
+      };
     }
     // Keys must be unique among siblings; a repeated or missing id falls back to the position.
     let key = event.id ? `tool:${event.id}` : `tool@${index}`;
@@ -544,7 +562,8 @@ export function sameContent(a: Item, b: Item): boolean {
     return false;
   }
   if (a.kind !== 'tool' || b.kind !== 'tool') {
-    return (a as TextItem).text === (b as TextItem).text;
+    const [x, y] = [a as TextItem, b as TextItem];
+    return x.text === y.text && JSON.stringify(x.output) === JSON.stringify(y.output);
   }
   return (
     a.name === b.name &&

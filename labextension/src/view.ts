@@ -102,8 +102,25 @@ class TextNode implements ItemNode {
   }
 
   update(item: Item, pending: Promise<void>[]): void {
-    pending.push(this.block.set((item as TextItem).text));
+    const { text, output } = item as TextItem;
+    const drawn = this.block.set(text);
+    // Once the streamed text is drawn (a render may be under way), the table takes its place.
+    pending.push(output ? drawn.then(() => this.node.replaceChildren(outputTable(output))) : drawn);
   }
+}
+
+/** A `--schema` run's validated answer: one row per field. */
+function outputTable(rows: [string, string][]): HTMLElement {
+  const table = el('table', 'aimu-args-table aimu-output-table');
+  table.setAttribute('aria-label', 'The validated answer');
+  for (const [name, value] of rows) {
+    const row = el('tr');
+    const head = el('th');
+    head.append(el('code', undefined, name));
+    row.append(head, el('td', 'aimu-arg-value', value));
+    table.append(row);
+  }
+  return table;
 }
 
 class ThinkingNode implements ItemNode {

@@ -117,6 +117,26 @@ def test_schema_and_out_store_a_validated_instance(kernel):
     assert kernel.value("m.requests[0]['options'].response_format['name']") == "City"
 
 
+def test_a_schema_runs_record_shows_the_validated_value_as_a_table(kernel):
+    kernel.ok(
+        "import dataclasses\n"
+        "@dataclasses.dataclass\n"
+        "class Signature:\n"
+        "    signed_by: str\n"
+        """m = ScriptedClient(['{"signed_by": "Ada Lovelace"}'])"""
+    )
+    result = kernel.ok("%%agent --model m --schema Signature\nWho signed it?")
+    (answer,) = [e for e in result.record["events"] if e["type"] == "text"]
+    assert answer == {
+        "type": "text",
+        "text": '{"signed_by": "Ada Lovelace"}',
+        "output": {"signed_by": "Ada Lovelace"},
+    }
+    markdown = result.bundle["text/markdown"]
+    assert "| field | value |\n| --- | --- |\n| signed_by | Ada Lovelace |" in markdown
+    assert '{"signed_by"' not in markdown
+
+
 def test_agent_usage_adds_up_each_conversation(kernel):
     kernel.ok("m = ScriptedClient([call('echo', text='a'), 'one', 'two', 'other'])")
     kernel.ok("%%agent --model m --tools misc\nfirst")
