@@ -40,8 +40,10 @@ def test_a_message_typed_while_the_run_goes_reaches_the_model_at_its_next_turn(k
         if sent or not widgets.is_inbox_box(msg):
             return
         box = widgets.find("TextModel", placeholder="tell the agent…")
-        kernel.set_value(box, "Use metric units, please.")
+        kernel.set_value(box, "Use metric")
+        # Enter overtakes the last key presses, as a widget manager sends them
         kernel.send_comm(box, {"method": "custom", "content": {"event": "submit"}})
+        kernel.set_value(box, "Use metric units, please.")
         kernel.click(go)  # handled after the message: the tool's wait ends
         sent.append(box)
 
