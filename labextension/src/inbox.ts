@@ -6,7 +6,8 @@
  * kernel answers `{draw: true}` (it refuses when it already showed a widget box). Each text
  * sent goes to the kernel as `{text}`; the kernel answers `{sent: text}`, and the field says
  * "Sent" once the newest text is answered. When the record no longer names the inbox (the
- * run ended) the renderer disposes of the field: nothing is left behind in the cell or the saved notebook.
+ * run ended) the renderer disposes of the field: nothing is left behind in the cell or the
+ * saved notebook.
  */
 
 export const INBOX_TARGET = 'aimu.inbox';
