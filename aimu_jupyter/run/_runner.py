@@ -48,7 +48,8 @@ async def run(session: Session, prompt: str, spec: RunSpec) -> Any:
         conversation = session.conversation(spec.name, spec.new)
         parts.client = client = conversation.keep(parts.client)
         price = prices.for_client(client)
-        record = RunRecord(prompt, client.name, sees_images=client.sees_images, price=price)
+        record = RunRecord(prompt, client.name, sees_images=client.sees_images, price=price,
+                           structured=parts.answer_type is not None)  # fmt: skip
         view = open_view(session, parts.settings, record, display=spec.display, nested=spec.nested)
         policy = parts.policy(
             ask=view.ask,

@@ -6,6 +6,9 @@ While a run goes on, a one-line text box sits below its live record. What the us
 reads it as a user message before its next model turn, and the record shows it where it was
 delivered. ipykernel >= 7.4 delivers widget messages while the cell awaits, possibly on a
 subshell thread: the inbox is thread-safe, and the widget is updated on the run's loop.
+Enter reaches the kernel before the last key presses do (the widget manager holds a change
+back until the kernel answered the one before, but sends Enter at once), so the box sends
+what was typed once that last change arrived, or :data:`SETTLE` seconds after Enter.
 When the run ends the box is replaced by a one-line note (or by nothing), so a saved
 notebook holds no dead widget; its slot stays, empty when nothing was sent (an output
 cannot be removed without clearing the cell's others). Headless runs and frontends that
@@ -15,6 +18,7 @@ draw no widgets get no box.
 from __future__ import annotations
 
 import asyncio
+import html
 from typing import Any
 
 from IPython.display import display
@@ -22,6 +26,8 @@ from IPython.display import display
 from aimu.agents.inbox import Inbox
 
 PLACEHOLDER = "tell the agent…"
+#: Seconds after Enter (or Send) within which the value typed last is taken to have arrived.
+SETTLE = 0.5
 #: The CSS class of the box (set when it is created, so a frontend can tell it apart).
 BOX_CLASS = "aimu-inbox"
 
@@ -44,7 +50,9 @@ class InboxBox:
         self._send.add_class("aimu-inbox-send")
         self._status = widgets.HTML("")
         self._text.on_msg(self._on_text_message)
-        self._send.on_click(lambda _: self._submit())
+        self._text.observe(self._on_value, names="value")
+        self._send.on_click(lambda _: self._loop.call_soon_threadsafe(self._submit_soon))
+        self._due: asyncio.TimerHandle | None = None
         self._box = widgets.VBox(
             [widgets.HBox([self._text, self._send]), self._status], _dom_classes=(BOX_CLASS,)
         )
@@ -65,19 +73,30 @@ class InboxBox:
 
     def _on_text_message(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
         if content.get("event") == "submit":  # Enter in the text box
-            self._submit()
+            self._loop.call_soon_threadsafe(self._submit_soon)
+
+    def _on_value(self, _change: Any) -> None:
+        if self._due is not None:  # the change Enter overtook: the text is now whole
+            self._loop.call_soon_threadsafe(self._submit)
+
+    def _submit_soon(self) -> None:
+        """Say "Sending…" at once; send once the value typed last is in (:data:`SETTLE`)."""
+        if self._due is not None:
+            return
+        self._status.value = "<small>Sending…</small>"
+        self._due = self._loop.call_later(SETTLE, self._submit)
 
     def _submit(self) -> None:
+        if self._due is None:
+            return
+        self._due.cancel()
+        self._due = None
         text = self._text.value.strip()
         if not text:
+            self._status.value = ""
             return
         self.inbox.put(text)
         self.sent.append(text)
-        self._loop.call_soon_threadsafe(self._acknowledge, text)
-
-    def _acknowledge(self, text: str) -> None:
-        import html
-
         self._text.value = ""
         self._status.value = (
             f"<small>Sent: <i>{html.escape(text)}</i> (the agent reads it before its next "

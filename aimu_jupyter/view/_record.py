@@ -44,6 +44,25 @@ UNFINISHED = "if this notebook was reopened, the run did not finish: the kernel 
 UNSEEN = "The model did not see the images: it reads text only."
 
 
+class ShownPrompt(str):
+    """A prompt written for the model that a person reads in another form: ``markdown``.
+
+    ``%agent_fix`` sends the model the whole trimmed traceback and fenced sources; the run's
+    record shows the person the question, the cell and the error instead. It is a ``str``,
+    so it goes everywhere a prompt goes unchanged.
+    """
+
+    markdown: str
+
+    def __new__(cls, text: str, markdown: str) -> ShownPrompt:
+        made = super().__new__(cls, text)
+        made.markdown = markdown
+        return made
+
+    def __reduce__(self):
+        return ShownPrompt, (str(self), self.markdown)
+
+
 class RunRecord:
     """One run's transcript, built only from the chunks it is given.
 
@@ -60,8 +79,13 @@ class RunRecord:
         clock: Callable[[], float] = time.monotonic,
         sees_images: bool | None = None,
         price: Price | None = None,
+        structured: bool = False,
     ):
-        self.prompt = prompt
+        self.prompt = str(prompt)
+        #: A ``--schema`` run: its answer is a validated value, shown as a table.
+        self.structured = structured
+        #: What the record shows in place of the prompt (Markdown), when it is not the text.
+        self.prompt_markdown: str | None = getattr(prompt, "markdown", None)
         self.model = redact(model)
         #: The model's price (:data:`aimu.prices`): the footer shows the run's cost.
         self.price = price
@@ -143,6 +167,8 @@ class RunRecord:
             self.usage = dict(content.get("usage") or self.usage)
             self.answer = content.get("text", "")
             self.replayed = list(content.get("replayed") or [])
+            if isinstance(content.get("output"), dict):
+                _set_output(self.events, self.answer, content["output"])
             self._turns = chunk.iteration
             stop = content.get("stop_reason")
             self.finish("interrupted" if stop == "interrupted" else "done")
@@ -253,6 +279,7 @@ class RunRecord:
         return {
             "version": VERSION,
             "prompt": self.prompt,
+            **({"prompt_markdown": self.prompt_markdown} if self.prompt_markdown else {}),
             "model": self.model,
             "status": self.status,
             "error": self.error,
@@ -270,7 +297,9 @@ class RunRecord:
     def markdown(self) -> str:
         """The run as Markdown: answer, tool cards as folded sections, thinking folded."""
         parts = _events_markdown(self.events, final=self.status != "running")
-        if self.status == "running" and not parts:
+        if self.prompt_markdown:
+            parts.insert(0, _quote(self.prompt_markdown))
+        if self.status == "running" and len(parts) == bool(self.prompt_markdown):
             parts.append("*Thinking…*")
         if self.status == "interrupted":
             parts.append(f"**{STOPPED.capitalize()}.** The conversation is kept.")
@@ -331,6 +360,32 @@ def _append_text(events: list[dict[str, Any]], kind: str, text: Any) -> None:
         events.append({"type": kind, "text": text})
 
 
+def _set_output(events: list[dict[str, Any]], answer: str, output: dict[str, Any]) -> None:
+    """Mark the run's answer as the validated ``output`` of a ``--schema`` run: the answer's
+    text event (split from earlier text it was merged with, a rejected try) gets the value,
+    which the views show as a table; the text stays, as the model wrote it."""
+    last = events[-1] if events else None
+    if last is None or last["type"] != "text" or not answer.strip():
+        events.append({"type": "text", "text": answer, "output": output})
+        return
+    before, found, _ = last["text"].rpartition(answer)
+    if not found:
+        last["output"] = output
+    elif before.strip():
+        last["text"] = before
+        events.append({"type": "text", "text": answer, "output": output})
+    else:
+        last["output"] = output
+
+
+def output_rows(output: dict[str, Any]) -> list[tuple[str, str]]:
+    """A validated answer as ``(field, value)`` rows: strings as they are, the rest JSON."""
+    return [
+        (str(name), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for name, value in output.items()
+    ]
+
+
 def _set_plan(events: list[dict[str, Any]], entries: list[Any]) -> None:
     """An outside agent's plan: one event, replaced in place by each newer plan."""
     shown = [
@@ -380,7 +435,10 @@ def _events_markdown(events: list[dict[str, Any]], final: bool) -> list[str]:
     parts: list[str] = []
     for event in events:
         kind = event["type"]
-        if kind == "text":
+        if kind == "text" and isinstance(event.get("output"), dict):
+            rows = [f"| {_cell(k)} | {_cell(v)} |" for k, v in output_rows(event["output"])]
+            parts.append("\n".join(["| field | value |", "| --- | --- |", *rows]))
+        elif kind == "text":
             parts.append(markdown_text(event["text"].strip("\n")))
         elif kind == "thinking":
             parts.append(_details("Thinking", _quote(markdown_text(event["text"]))))
@@ -612,7 +670,9 @@ def _events_plain(events: list[dict[str, Any]], indent: str) -> list[str]:
     lines: list[str] = []
     for event in events:
         kind = event["type"]
-        if kind == "text":
+        if kind == "text" and isinstance(event.get("output"), dict):
+            lines.extend(f"{indent}{line}" for line in table_lines(event["output"]))
+        elif kind == "text":
             lines.extend(indent + line for line in event["text"].strip("\n").split("\n"))
         elif kind == "thinking":
             lines.append(f"{indent}[thinking: {len(event['text']):,} characters]")
@@ -627,7 +687,11 @@ def _events_plain(events: list[dict[str, Any]], indent: str) -> list[str]:
 
 
 def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
-    arguments = json.dumps(card["arguments"], ensure_ascii=False, default=str)
+    code = card.get("code") or {}
+    given = card["arguments"]
+    if isinstance(given, dict):
+        given = {name: given[name] for name in ordered_names(card) if name not in code}
+    arguments = json.dumps(given, ensure_ascii=False, default=str)
     if len(arguments) > ARGUMENT_CHARS:
         arguments = arguments[:ARGUMENT_CHARS] + "…"
     status = _STATUS_LABEL.get(card["status"], card["status"])
@@ -636,6 +700,13 @@ def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
     if approval:
         head += f"; {approval}"
     lines = [head]
+    for name in ordered_names(card):
+        if name in code:
+            label = f"{name} ({code[name]})" if code[name] else name
+            lines.append(f"{indent}  {label}:")
+            text = str(card["arguments"][name])
+            shown = text if len(text) <= FOLD_CHARS else text[:FOLD_CHARS] + "…"
+            lines.extend(f"{indent}    {line}" for line in shown.rstrip().split("\n"))
     lines.extend(_events_plain(card["children"], indent + "    "))
     result = card["result"]
     if result is not None:
@@ -645,6 +716,13 @@ def _tool_plain(card: dict[str, Any], indent: str) -> list[str]:
     if card.get("images_note"):
         lines.append(f"{indent}  ({card['images_note']})")
     return lines
+
+
+def table_lines(output: dict[str, Any]) -> list[str]:
+    """A validated answer as aligned ``field  value`` lines, for plain text and terminals."""
+    rows = output_rows(output)
+    width = max((len(name) for name, _ in rows), default=0)
+    return [f"{name.ljust(width)}  {' '.join(value.split())}" for name, value in rows]
 
 
 def image_line(image: dict[str, Any]) -> str:

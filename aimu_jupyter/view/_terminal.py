@@ -2,7 +2,8 @@
 
 The answer's text is written as it streams; each tool call is a line when it starts, its
 approval and a few lines of its result follow. A sub-agent's lines are indented under the
-call that started it. The run's footer (model, tokens, time) closes the output. Everything
+call that started it. A ``--schema`` run's answer is printed once validated, as a table. The
+run's footer (model, tokens, time) closes the output. Everything
 is written through :func:`aimu._display.visible`: a model's or a server's escape sequences
 are shown, never acted on by the terminal.
 """
@@ -22,6 +23,7 @@ from aimu_jupyter.view._record import (
     image_line,
     plan_lines,
     progress_text,
+    table_lines,
 )
 
 #: At most this many lines of a tool's result are printed.
@@ -47,6 +49,8 @@ class TextStream:
         content = chunk.content
         phase = chunk.phase
         if phase is Phase.TEXT and isinstance(content, str) and content:
+            if self.record.structured and not indent:
+                return  # the answer is shown once validated (close)
             if self._line_start:
                 content = indent + content
             self._out(content.replace("\n", "\n" + indent) if indent else content)
@@ -71,6 +75,12 @@ class TextStream:
     def close(self) -> None:
         """The run's end: its status when it did not finish, then the footer."""
         record = self.record
+        answer = [e for e in record.events if e["type"] == "text"][-1:]
+        if record.structured and answer:
+            output = answer[0].get("output")
+            lines = table_lines(output) if isinstance(output, dict) else [answer[0]["text"]]
+            for line in lines:
+                self._line(line)
         if record.status == "interrupted":
             self._line(f"[{STOPPED}] The conversation is kept.")
         elif record.status == "error":

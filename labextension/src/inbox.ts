@@ -4,9 +4,10 @@
  * A running record names its inbox (`inbox`, a key). The field opens a comm on target
  * `aimu.inbox` with `{run: key}` on the notebook's kernel and shows itself only when the
  * kernel answers `{draw: true}` (it refuses when it already showed a widget box). Each text
- * sent goes to the kernel as `{text}`; the kernel answers `{sent: text}`. When the record no
- * longer names the inbox (the run ended) the renderer disposes of the field: nothing is
- * left behind in the cell or the saved notebook.
+ * sent goes to the kernel as `{text}`; the kernel answers `{sent: text}`, and the field says
+ * "Sent" once the newest text is answered. When the record no longer names the inbox (the
+ * run ended) the renderer disposes of the field: nothing is left behind in the cell or the
+ * saved notebook.
  */
 
 export const INBOX_TARGET = 'aimu.inbox';
@@ -29,6 +30,8 @@ export class InboxField {
   private readonly input = document.createElement('input');
   private readonly status = document.createElement('div');
   private comm: CommLike | null;
+  /** The message sent last: the status speaks of it, whatever the kernel answers first. */
+  private latest = '';
 
   constructor(
     readonly key: string,
@@ -90,7 +93,7 @@ export class InboxField {
       this.node.hidden = false;
     } else if (message.draw === false) {
       this.dispose();
-    } else if (typeof message.sent === 'string') {
+    } else if (typeof message.sent === 'string' && message.sent === this.latest) {
       this.status.textContent = `Sent: ${message.sent} (the agent reads it before its next model turn)`;
     }
   }
@@ -100,6 +103,7 @@ export class InboxField {
     if (!text || !this.comm) {
       return;
     }
+    this.latest = text;
     this.comm.send({ text });
     this.input.value = '';
     this.status.textContent = `Sending: ${text}…`; // at once; the kernel's answer follows

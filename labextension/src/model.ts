@@ -37,6 +37,8 @@ export interface TextEvent {
   /** `user_message`: what the user told the agent during the run, where it was delivered. */
   type: 'text' | 'thinking' | 'user_message';
   text: string;
+  /** A `--schema` run's answer: the validated value (the text is the model's JSON). */
+  output?: Record<string, unknown>;
 }
 
 export interface ToolEvent {
@@ -64,6 +66,8 @@ export type RunEvent = TextEvent | ToolEvent;
 export interface RunRecord {
   version: number;
   prompt: string;
+  /** What a person reads in place of the prompt (Markdown; `%agent_fix`'s), when given. */
+  prompt_markdown?: string;
   model: string;
   status: RunStatus;
   error: string | null;
@@ -157,7 +161,8 @@ function parseEvents(value: unknown, depth: number): RunEvent[] {
       continue;
     }
     if (raw.type === 'text' || raw.type === 'thinking' || raw.type === 'user_message') {
-      events.push({ type: raw.type, text: str(raw.text) });
+      const output = raw.type === 'text' && isObject(raw.output) ? { output: raw.output } : {};
+      events.push({ type: raw.type, text: str(raw.text), ...output });
     } else if (raw.type === 'tool') {
       const status = str(raw.status, 'running');
       events.push({
@@ -213,6 +218,9 @@ export function parseRecord(data: unknown): RunRecord {
   return {
     version: SUPPORTED_VERSION,
     prompt: str(data.prompt),
+    ...(typeof data.prompt_markdown === 'string' && data.prompt_markdown
+      ? { prompt_markdown: data.prompt_markdown }
+      : {}),
     model: str(data.model),
     status: (RUN_STATUSES.has(status) ? status : 'running') as RunStatus,
     error: typeof data.error === 'string' && data.error ? data.error : null,
@@ -231,6 +239,8 @@ export interface TextItem {
   kind: 'text' | 'thinking' | 'user_message';
   key: string;
   text: string;
+  /** A validated answer as `[field, value]` rows, drawn as a table instead of the text. */
+  output: [string, string][] | null;
 }
 
 export interface ImageItem {
@@ -271,6 +281,8 @@ export type Item = TextItem | ToolItem;
 
 export interface RunView {
   prompt: string;
+  /** Set: the prompt is shown as this Markdown instead of as text. */
+  promptMarkdown: string | null;
   status: RunStatus;
   statusLabel: string;
   error: string | null;
@@ -397,6 +409,14 @@ function compact(value: unknown): string {
   }
 }
 
+/** A validated answer as `[field, value]` rows: strings as they are, the rest as JSON. */
+export function outputRows(output: Record<string, unknown>): [string, string][] {
+  return Object.entries(output).map(([name, value]) => [
+    name,
+    typeof value === 'string' ? value : prettyJson(value).replace(/\s*\n\s*/g, ' ')
+  ]);
+}
+
 /** The argument names of a call in the model's order, then any the order does not name. */
 export function orderedNames(args: Record<string, unknown>, order: readonly string[]): string[] {
   const known = order.filter(name => name in args);
@@ -475,7 +495,12 @@ function toItems(events: RunEvent[]): Item[] {
   const seen = new Set<string>();
   return events.map((event, index) => {
     if (event.type !== 'tool') {
-      return { kind: event.type, key: `${event.type}:${index}`, text: event.text };
+      return {
+        kind: event.type,
+        key: `${event.type}:${index}`,
+        text: event.text,
+        output: event.output ? outputRows(event.output) : null
+      };
     }
     // Keys must be unique among siblings; a repeated or missing id falls back to the position.
     let key = event.id ? `tool:${event.id}` : `tool@${index}`;
@@ -513,6 +538,7 @@ function toItems(events: RunEvent[]): Item[] {
 export function toView(record: RunRecord): RunView {
   return {
     prompt: record.prompt,
+    promptMarkdown: record.prompt_markdown ?? null,
     status: record.status,
     statusLabel: RUN_STATUS_LABELS[record.status],
     error: record.error,
@@ -542,7 +568,8 @@ export function sameContent(a: Item, b: Item): boolean {
     return false;
   }
   if (a.kind !== 'tool' || b.kind !== 'tool') {
-    return (a as TextItem).text === (b as TextItem).text;
+    const [x, y] = [a as TextItem, b as TextItem];
+    return x.text === y.text && JSON.stringify(x.output) === JSON.stringify(y.output);
   }
   return (
     a.name === b.name &&

@@ -102,8 +102,25 @@ class TextNode implements ItemNode {
   }
 
   update(item: Item, pending: Promise<void>[]): void {
-    pending.push(this.block.set((item as TextItem).text));
+    const { text, output } = item as TextItem;
+    const drawn = this.block.set(text);
+    // Once the streamed text is drawn (a render may be under way), the table takes its place.
+    pending.push(output ? drawn.then(() => this.node.replaceChildren(outputTable(output))) : drawn);
   }
+}
+
+/** A `--schema` run's validated answer: one row per field. */
+function outputTable(rows: [string, string][]): HTMLElement {
+  const table = el('table', 'aimu-args-table aimu-output-table');
+  table.setAttribute('aria-label', 'The validated answer');
+  for (const [name, value] of rows) {
+    const row = el('tr');
+    const head = el('th');
+    head.append(el('code', undefined, name));
+    row.append(head, el('td', 'aimu-arg-value', value));
+    table.append(row);
+  }
+  return table;
 }
 
 class ThinkingNode implements ItemNode {
@@ -373,6 +390,7 @@ class ItemList {
 export class RunDom {
   readonly node = el('div', 'aimu-run');
   private readonly prompt = el('div', 'aimu-prompt');
+  private readonly promptBlock: MarkdownBlock;
   private readonly events: ItemList;
   private readonly error = el('div', 'aimu-run-error');
   private readonly status = el('span', 'aimu-run-status');
@@ -383,6 +401,7 @@ export class RunDom {
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'Agent run');
     this.events = new ItemList(options);
+    this.promptBlock = new MarkdownBlock(this.prompt, options.renderMarkdown);
     this.error.setAttribute('role', 'alert');
     this.status.setAttribute('aria-live', 'polite');
     const footer = el('div', 'aimu-footer');
@@ -395,9 +414,15 @@ export class RunDom {
   update(view: RunView): Promise<void> {
     const last = this.last;
     const pending: Promise<void>[] = [];
-    if (view.prompt !== last?.prompt) {
-      this.prompt.textContent = view.prompt;
+    if (view.prompt !== last?.prompt || view.promptMarkdown !== last?.promptMarkdown) {
       this.prompt.hidden = !view.prompt;
+      this.prompt.classList.toggle('jp-RenderedHTMLCommon', view.promptMarkdown !== null);
+      this.prompt.classList.toggle('jp-RenderedMarkdown', view.promptMarkdown !== null);
+      if (view.promptMarkdown !== null) {
+        pending.push(this.promptBlock.set(view.promptMarkdown));
+      } else {
+        this.prompt.textContent = view.prompt;
+      }
     }
     if (view.status !== last?.status) {
       this.node.dataset.status = view.status;

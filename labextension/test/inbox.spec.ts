@@ -76,6 +76,19 @@ describe('the "tell the agent…" field', () => {
     expect(field.node.textContent).toContain('Sent: Use metric units.');
   });
 
+  it('says the newest message is sending until the kernel acknowledges that one', () => {
+    const comm = new FakeComm();
+    const field = new InboxField('run-1', kernel(comm));
+    comm.answer({ draw: true });
+    type(field, 'first');
+    type(field, 'second');
+    comm.answer({ sent: 'first' }); // a slow kernel answers the first after the second left
+    expect(field.node.textContent).toContain('Sending: second…');
+    expect(field.node.textContent).not.toContain('first');
+    comm.answer({ sent: 'second' });
+    expect(field.node.textContent).toContain('Sent: second');
+  });
+
   it('goes away when the kernel already shows a box for the run', () => {
     const comm = new FakeComm();
     const parent = document.createElement('div');

@@ -35,6 +35,36 @@ function all(root: ParentNode, selector: string): HTMLElement[] {
 }
 
 describe('RunDom', () => {
+  it("draws a schema run's validated answer as a table, not as its JSON", async () => {
+    const { show, root } = setup();
+    const answer = '{"signed_by": "Ada Lovelace", "pages": 3}';
+    await show(run([text(answer)]));
+    expect(q(root, '.aimu-text').textContent).toBe(`md:${answer}`);
+    await show(
+      run([{ type: 'text', text: answer, output: { signed_by: 'Ada Lovelace', pages: 3 } }], {
+        status: 'done'
+      })
+    );
+    const rows = all(root, '.aimu-text table.aimu-output-table tr').map(row =>
+      Array.from(row.children).map(cell => cell.textContent)
+    );
+    expect(rows).toEqual([
+      ['signed_by', 'Ada Lovelace'],
+      ['pages', '3']
+    ]);
+    expect(q(root, '.aimu-text').textContent).not.toContain('{');
+  });
+
+  it("shows a fix's prompt as the Markdown written for a person, not the model's text", async () => {
+    const { show, root, markdown } = setup();
+    const shown = '**You asked:** why\n\n```python\nx = 1 / 0\n```';
+    await show(run([], { prompt: 'Traceback (trimmed):\n```\n^^^^\n```', prompt_markdown: shown }));
+    expect(q(root, '.aimu-prompt').textContent).toBe(`md:${shown}`);
+    expect(markdown.calls.map(call => call.source)).toContain(shown);
+    await show(run([], { prompt: 'plain <b>text</b>' }));
+    expect(q(root, '.aimu-prompt').textContent).toBe('plain <b>text</b>');
+  });
+
   it('draws the prompt, the answer as Markdown, tool cards and the footer', async () => {
     const { show, root } = setup();
     await show(

@@ -40,8 +40,10 @@ def test_a_message_typed_while_the_run_goes_reaches_the_model_at_its_next_turn(k
         if sent or not widgets.is_inbox_box(msg):
             return
         box = widgets.find("TextModel", placeholder="tell the agent…")
-        kernel.set_value(box, "Use metric units, please.")
+        kernel.set_value(box, "Use metric")
+        # Enter overtakes the last key presses, as a widget manager sends them
         kernel.send_comm(box, {"method": "custom", "content": {"event": "submit"}})
+        kernel.set_value(box, "Use metric units, please.")
         kernel.click(go)  # handled after the message: the tool's wait ends
         sent.append(box)
 
@@ -115,6 +117,26 @@ def test_schema_and_out_store_a_validated_instance(kernel):
         522000,
     )
     assert kernel.value("m.requests[0]['options'].response_format['name']") == "City"
+
+
+def test_a_schema_runs_record_shows_the_validated_value_as_a_table(kernel):
+    kernel.ok(
+        "import dataclasses\n"
+        "@dataclasses.dataclass\n"
+        "class Signature:\n"
+        "    signed_by: str\n"
+        """m = ScriptedClient(['{"signed_by": "Ada Lovelace"}'])"""
+    )
+    result = kernel.ok("%%agent --model m --schema Signature\nWho signed it?")
+    (answer,) = [e for e in result.record["events"] if e["type"] == "text"]
+    assert answer == {
+        "type": "text",
+        "text": '{"signed_by": "Ada Lovelace"}',
+        "output": {"signed_by": "Ada Lovelace"},
+    }
+    markdown = result.bundle["text/markdown"]
+    assert "| field | value |\n| --- | --- |\n| signed_by | Ada Lovelace |" in markdown
+    assert '{"signed_by"' not in markdown
 
 
 def test_agent_usage_adds_up_each_conversation(kernel):

@@ -148,6 +148,38 @@ def test_agent_fix_sends_the_traceback_and_the_failing_cell(kernel):
     assert result.record["status"] == "done"
 
 
+def test_agent_fix_shows_the_person_the_question_the_cell_and_the_error_not_the_raw_prompt(
+    kernel,
+):
+    failing = "sales = {'units': [1, 2]}\ntotal = 10 + sum(sales['revenue'])"
+    assert kernel.execute(failing).status == "error"
+    kernel.ok("m = ScriptedClient(['There is no revenue column.'])")
+    result = kernel.ok("%agent_fix --model m why no revenue")
+    shown = result.record["prompt_markdown"]
+    assert shown.startswith("**You asked:** why no revenue")
+    assert f"```python\n{failing}\n```" in shown
+    line = "`total = 10 + sum(sales['revenue'])`"
+    assert f"**Error:** `KeyError: 'revenue'` at line 2: {line}" in shown
+    assert "^^^" not in shown and "Traceback (trimmed)" not in shown
+    assert "<details><summary>Traceback</summary>" in shown  # the rest, folded
+    assert "Cell In[" in shown and "ipykernel_" not in shown
+    assert result.bundle["text/markdown"].startswith("> **You asked:** why no revenue")
+    prompt = kernel.value("m.requests[0]['messages'][-1]['content']")
+    assert "Traceback (trimmed)" in prompt and "KeyError: 'revenue'" in prompt
+    assert "^^^" in prompt  # the model still gets where on the line it failed
+    assert result.record["prompt"] == prompt
+
+
+def test_add_cell_shows_its_source_as_code_in_the_plain_text_record(kernel):
+    source = 'sales["revenue"].sum()'
+    kernel.ok(f"m = ScriptedClient([call('add_cell', source={source!r}), 'ok'])")
+    result = kernel.ok("%%agent --model m --tools notebook --approve auto\nLeave me a cell.")
+    plain = result.bundle["text/plain"]
+    assert '[tool add_cell({"kind": "code"})] done' in plain or "[tool add_cell({})] done" in plain
+    assert f"  source (python):\n    {source}" in plain
+    assert '\\"' not in plain
+
+
 def test_agent_cell_fix_option_uses_the_cell_as_the_question(kernel):
     assert kernel.execute("int('seven')").status == "error"
     kernel.ok("m = ScriptedClient(['Use 7.'])")

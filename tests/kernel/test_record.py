@@ -14,7 +14,11 @@ EVENT = {
         {
             "type": "object",
             "required": ["type", "text"],
-            "properties": {"type": {"enum": ["text", "thinking"]}, "text": {"type": "string"}},
+            "properties": {
+                "type": {"enum": ["text", "thinking"]},
+                "text": {"type": "string"},
+                "output": {"type": "object"},
+            },
             "additionalProperties": False,
         },
         {
@@ -79,6 +83,7 @@ SCHEMA = {
     "properties": {
         "version": {"const": 1},
         "prompt": {"type": "string"},
+        "prompt_markdown": {"type": "string"},
         "model": {"type": "string"},
         "status": {"enum": ["running", "done", "interrupted", "error"]},
         "error": {"type": ["string", "null"]},
@@ -105,6 +110,12 @@ def chunk(phase, content, agent="agent"):
 def done(text="", stop="complete"):
     usage = {"input_tokens": 12, "output_tokens": 34}
     return chunk(Phase.DONE, {"text": text, "usage": usage, "stop_reason": stop})
+
+
+def structured_done(text, output):
+    usage = {"input_tokens": 1, "output_tokens": 2}
+    content = {"text": text, "usage": usage, "stop_reason": "complete", "output": output}
+    return chunk(Phase.DONE, content)
 
 
 def fold(chunks, **kwargs):
@@ -293,3 +304,41 @@ def test_error_status_keeps_the_message():
     record.finish("error", "the model server refused the connection")
     assert record.to_json()["error"] == "the model server refused the connection"
     assert "refused the connection" in record.markdown()
+
+
+def test_a_schema_runs_answer_reads_as_a_table_of_its_validated_value_and_keeps_its_json():
+    rejected = '{"signed_by": 7}'
+    answer = '{"signed_by": "Ada Lovelace", "pages": 3}'
+    output = {"signed_by": "Ada Lovelace", "pages": 3}
+    record = fold(
+        [chunk(Phase.TEXT, rejected), chunk(Phase.TEXT, answer), structured_done(answer, output)],
+        structured=True,
+    )
+    data = record.to_json()
+    jsonschema.validate(data, SCHEMA)
+    assert data["events"] == [
+        {"type": "text", "text": rejected},
+        {"type": "text", "text": answer, "output": output},
+    ]
+    markdown = record.markdown()
+    table = "| field | value |\n| --- | --- |\n| signed_by | Ada Lovelace |\n| pages | 3 |"
+    assert table in markdown
+    assert '"signed_by": "Ada Lovelace"' not in markdown
+    plain = record.plain()
+    assert "signed_by  Ada Lovelace\npages      3" in plain
+    assert answer not in plain
+
+
+def test_a_schema_runs_answer_is_printed_once_validated_as_a_table_in_a_terminal():
+    from aimu_jupyter.view._terminal import TextStream
+
+    answer = '{"signed_by": "Ada Lovelace"}'
+    record = RunRecord("prompt", "scripted:test", structured=True)
+    written = []
+    stream = TextStream(record, written.append)
+    for item in (chunk(Phase.TEXT, answer), structured_done(answer, {"signed_by": "Ada Lovelace"})):
+        record.apply(item)
+        stream.feed(item)
+    stream.close()
+    text = "".join(written)
+    assert "signed_by  Ada Lovelace" in text and answer not in text

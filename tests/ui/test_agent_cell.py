@@ -188,3 +188,59 @@ def test_the_extensions_field_talks_to_the_run_and_leaves_nothing_behind(lab_pag
     record = outputs[0]["data"][RUN_MIME]
     assert record["inbox"] is None
     assert [e["type"] for e in record["events"]][:2] == ["tool", "user_message"]
+
+
+def test_each_message_sent_to_the_run_is_acknowledged_as_itself(lab_page, jupyter_lab):
+    page = lab_page
+    agent = "%%agent --model m\nMeasure the room."
+    waiting = WAITING_MODEL.replace('"release"', '"release-twice"')
+    write_notebook(jupyter_lab, "inbox-twice.ipynb", [SETUP + waiting, agent])
+    open_notebook(page, jupyter_lab, "inbox-twice.ipynb")
+    run_all(page)
+
+    field = cell(page, 1).locator(".aimu-RunRenderer input.aimu-inbox-input")
+    status = cell(page, 1).locator(".aimu-RunRenderer .aimu-inbox-status")
+    field.wait_for(state="visible")
+    for message in ("Use metric units.", "And round to one decimal."):
+        field.click()
+        field.press_sequentially(message, delay=20)
+        page.keyboard.press("Enter")
+        assert message in status.inner_text()  # "Sending: …" at once, then "Sent: …"
+        wait_for_output(page, 1, f"Sent: {message}")
+    (jupyter_lab.root / "release-twice").touch()
+    wait_for_output(page, 1, "Model read: And round to one decimal.")
+
+
+def test_each_message_typed_into_the_widget_box_is_sent_whole(lab_page, jupyter_lab):
+    """The ipywidgets box, as frontends without the extension draw it (the extension's claim
+    is refused here): Enter right after the last key press still sends the whole text."""
+    page = lab_page
+    waiting = WAITING_MODEL.replace('"release"', '"release-box"')
+    unclaimed = "import aimu_jupyter.view._inbox_field as fields\nfields.CLAIM_SECONDS = 0\n"
+    agent = "%%agent --model m\nMeasure the room."
+    write_notebook(jupyter_lab, "inbox-box.ipynb", [SETUP + waiting + unclaimed, agent])
+    open_notebook(page, jupyter_lab, "inbox-box.ipynb")
+    run_all(page)
+
+    field = cell(page, 1).locator(".aimu-inbox input")
+    field.wait_for(state="visible")
+    messages = ("first", "second", "third message")
+    for message in messages:
+        field.click()
+        field.press_sequentially(message, delay=20)
+        page.keyboard.press("Enter")
+        wait_for_output(page, 1, f"Sent: {message} (")
+        assert field.input_value() == ""
+    (jupyter_lab.root / "release-box").touch()
+    wait_for_output(page, 1, "Model read: third message")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+        " === 'idle'"
+    )
+    kinds = page.evaluate(
+        """() => window.jupyterapp.shell.currentWidget.model.cells.get(1).sharedModel
+             .outputs.map(o => (o.data || {})['application/vnd.aimu.run+json'])"""
+    )
+    record = next(r for r in kinds if r)
+    told = [e["text"] for e in record["events"] if e["type"] == "user_message"]
+    assert told == list(messages)
