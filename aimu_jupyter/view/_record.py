@@ -603,6 +603,9 @@ def _quote(text: str) -> str:
 
 
 def fence(text: str, language: str = "") -> str:
+    """``text`` as a fenced code block; its control and bidi characters shown, not obeyed
+    (a Markdown viewer prints a code block as it is)."""
+    text = visible(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"

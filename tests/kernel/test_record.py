@@ -342,3 +342,15 @@ def test_a_schema_runs_answer_is_printed_once_validated_as_a_table_in_a_terminal
     stream.close()
     text = "".join(written)
     assert "signed_by  Ada Lovelace" in text and answer not in text
+
+
+def test_code_arguments_in_the_markdown_show_bidi_and_escape_characters_not_obey_them():
+    content = "ok = True\n# \u202e)(evil \x1b[2J\nprint(ok)"
+    call = {"id": "w", "name": "write_file", "arguments": {"path": "a.py", "content": content},
+            "code": {"content": "python"}}  # fmt: skip
+    record = fold([chunk(Phase.TOOL_CALL, call), done()])
+    markdown = record.markdown()
+    assert "<U+202E>" in markdown and "\\x1b[2J" in markdown
+    assert "\u202e" not in markdown and "\x1b" not in markdown
+    assert "ok = True\n" in markdown  # the code keeps its lines
+    assert record.events[0]["arguments"]["content"] == content  # the data keeps what was sent
