@@ -12,7 +12,7 @@ its fields as attributes::
 :class:`OpenTelemetrySink` turns runs, model calls and tool calls into spans that follow the
 OpenTelemetry GenAI semantic conventions (``pip install 'aimu-jupyter[otel]'``).
 A sink that raises is logged and the run goes on: telemetry never stops an agent. Sinks
-get each event with its secrets hidden (:func:`aimu._secrets.redact` on every text field:
+get each event with its secrets hidden (:func:`aimu.secrets.redact` on every text field:
 the task, tool arguments, errors), since what they write outlives the run.
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from aimu._secrets import redact_data
+from aimu.secrets import redact_data
 
 logger = logging.getLogger("aimu.agents.events")
 #: How long the end of a run waits for an ``async def`` sink to take the last events.

@@ -22,8 +22,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from aimu._secrets import redact
 from aimu.batch._results import OK, BatchItem
+from aimu.secrets import redact
 
 logger = logging.getLogger("aimu.batch")
 

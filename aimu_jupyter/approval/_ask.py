@@ -12,7 +12,7 @@ import asyncio
 import builtins
 from typing import Any
 
-from aimu._display import visible_line
+from aimu.text import visible_line
 from aimu_jupyter.run._wake import sigint_raises
 
 #: Each argument value is shown as its repr, cut to this many characters.

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aimu._display import html_text, visible, visible_line
+from aimu.text import html_text, visible, visible_line
 from aimu_jupyter.view._record import MIME_TYPE, RunRecord, ordered_names
 
 #: The wait for a click is taken in slices this long (seconds).

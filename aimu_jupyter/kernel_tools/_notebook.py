@@ -4,7 +4,7 @@ editing and running the open notebook's cells.
 ``list_variables``, ``describe_variable``, ``read_cells`` and ``list_cells`` only read;
 ``add_cell`` writes the notebook (a new, unexecuted cell below the agent's cell), and
 ``edit_cell`` and ``run_cell`` (:mod:`.cell_tools`) change or run a cell, so they ask first.
-Secrets (as :mod:`aimu._secrets` defines them: the values of variables and environment
+Secrets (as :mod:`aimu.secrets` defines them: the values of variables and environment
 variables named like ``api_key`` or ``token`` wherever they appear, a value written beside
 such a name, token shapes, URL passwords) are shown as ``[hidden]``, so a notebook's
 credentials never reach the model through these tools.
@@ -16,7 +16,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Literal
 
-from aimu._secrets import is_secret_name, redact, secret_values
+from aimu.secrets import is_secret_name, redact, secret_values
 from aimu.tools.decorator import tool
 
 MAX_CHARS = 4_000

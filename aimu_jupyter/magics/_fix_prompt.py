@@ -16,7 +16,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from aimu._display import inline_code, markdown_text
+from aimu.text import inline_code, markdown_text
 from aimu_jupyter.kernel_tools._notebook import redact_secrets
 from aimu_jupyter.view._record import ShownPrompt, fence
 

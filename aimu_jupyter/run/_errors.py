@@ -6,7 +6,7 @@ cell as failed, so Run All stops and the reply status is ``error``.
 
 from __future__ import annotations
 
-from aimu._display import visible
+from aimu.text import visible
 
 
 class AgentInterrupted(KeyboardInterrupt):

@@ -4,7 +4,7 @@
 renders (``application/vnd.aimu.run+json``, version 1) and into the Markdown and plain-text
 fallbacks every other frontend shows (VS Code, nbviewer, GitHub). It knows nothing about
 IPython: the notebook layer feeds it chunks and publishes :meth:`RunRecord.bundle`. What a
-model, a tool or a server wrote is escaped for the view it goes into (:mod:`aimu._display`):
+model, a tool or a server wrote is escaped for the view it goes into (:mod:`aimu.text`):
 HTML in it is shown as text in the Markdown, control characters are shown in the plain
 text, and only known image types become ``data:`` URLs.
 """
@@ -18,11 +18,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from aimu._display import data_url, inline_code, markdown_line, markdown_text, visible
-from aimu._secrets import redact
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.prices import Price, format_money
 from aimu.models.providers._images import sees_images_spec
+from aimu.secrets import redact
+from aimu.text import data_url, inline_code, markdown_line, markdown_text, visible
 
 MIME_TYPE = "application/vnd.aimu.run+json"
 VERSION = 1

@@ -4,7 +4,7 @@ The answer's text is written as it streams; each tool call is a line when it sta
 approval and a few lines of its result follow. A sub-agent's lines are indented under the
 call that started it. A ``--schema`` run's answer is printed once validated, as a table. The
 run's footer (model, tokens, time) closes the output. Everything
-is written through :func:`aimu._display.visible`: a model's or a server's escape sequences
+is written through :func:`aimu.text.visible`: a model's or a server's escape sequences
 are shown, never acted on by the terminal.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from aimu._display import visible
 from aimu.models.chunks import Phase, StreamChunk
+from aimu.text import visible
 from aimu_jupyter.approval._ask import call_text
 from aimu_jupyter.view._record import (
     STOPPED,

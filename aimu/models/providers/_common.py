@@ -1,7 +1,7 @@
 """What the SDK-backed providers share: SDK imports and clients, credentials, error mapping.
 
 Error messages built here never contain a credential: every text that came from a server or
-an SDK passes through :func:`aimu._secrets.redact` with the client's secrets before it is
+an SDK passes through :func:`aimu.secrets.redact` with the client's secrets before it is
 shown, and the SDK's own exception is not chained (``from None``), because its message may
 quote the key.
 """

@@ -16,7 +16,6 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlparse
 
-from aimu._secrets import redact, shown_url
 from aimu.models.base import GenerationOptions, ModelEvent
 from aimu.models.errors import (
     AuthenticationError,
@@ -43,6 +42,7 @@ from aimu.models.providers._generation import (
     unsupported_thinking,
 )
 from aimu.models.providers._stream import translated
+from aimu.secrets import redact, shown_url
 
 
 class StainlessClient(ConfiguredClient):

@@ -33,7 +33,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aimu._secrets import redact
 from aimu.models.base import (
     GenerationOptions,
     HostedToolCall,
@@ -55,6 +54,7 @@ from aimu.models.errors import (
     ProviderNotInstalledError,
     UnsupportedOptionError,
 )
+from aimu.secrets import redact
 
 #: Seconds a cancelled turn waits for the agent to end it before the agent is killed.
 SETTLE_SECONDS = 10.0

@@ -24,7 +24,6 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from aimu._secrets import redact, secret_values, shown_url
 from aimu.models.base import (
     GenerationOptions,
     ModelEvent,
@@ -60,6 +59,7 @@ from aimu.models.providers._generation import (
 from aimu.models.providers._images import prepare
 from aimu.models.providers._stream import Stall, field, json_object, malformed, stall_timeout
 from aimu.models.providers._think import ThinkSplitter
+from aimu.secrets import redact, secret_values, shown_url
 
 _REQUEST_FIELDS = ("think", "keep_alive", "format", "logprobs", "top_logprobs")
 _RETRIED = frozenset({429, 500, 502, 503, 504})

@@ -25,7 +25,6 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from aimu._secrets import shown_url
 from aimu.models.base import (
     GenerationOptions,
     ModelEvent,
@@ -55,6 +54,7 @@ from aimu.models.providers._stream import (
     stall_timeout,
 )
 from aimu.models.providers._think import ThinkSplitter
+from aimu.secrets import shown_url
 
 OFFICIAL_URL = "https://api.openai.com/v1"
 _NO_KEY = "sk-no-key-required"

@@ -22,7 +22,7 @@ from fastmcp.client.transports.config import MCPConfigTransport
 from fastmcp.mcp_config import MCPConfig
 from pydantic import ValidationError
 
-from aimu._secrets import secret_values, url_secrets
+from aimu.secrets import secret_values, url_secrets
 from aimu.tools.mcp._stderr import Stderrs
 
 

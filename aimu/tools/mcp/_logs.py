@@ -18,7 +18,7 @@ import traceback
 import weakref
 from typing import Any
 
-from aimu._secrets import Redactor
+from aimu.secrets import Redactor
 
 _REDACTORS: weakref.WeakSet[Redactor] = weakref.WeakSet()
 _install_lock = threading.Lock()

@@ -1,6 +1,6 @@
 """Where an MCP client connects: checked once at construction, a fresh transport per connect.
 
-A :class:`Source` also holds the :class:`~aimu._secrets.Redactor` of the secrets it was given
+A :class:`Source` also holds the :class:`~aimu.secrets.Redactor` of the secrets it was given
 (tokens, secret-named headers, ``env`` values and query values, URL credentials), so every
 message and log record built from it can be scrubbed of them.
 """
@@ -26,7 +26,7 @@ from fastmcp.client.transports import (
 from fastmcp.mcp_config import infer_transport_type_from_url
 from mcp.server.mcpserver import MCPServer
 
-from aimu._secrets import Redactor, secret_values, shown_url, url_secrets
+from aimu.secrets import Redactor, secret_values, shown_url, url_secrets
 from aimu.tools.mcp._config import ConfigTransport, check_config
 from aimu.tools.mcp._logs import scrub_logs_of
 from aimu.tools.mcp._stderr import Stderrs

@@ -15,7 +15,7 @@ from typing import TextIO
 
 from fastmcp.client.transports import ClientTransport, StdioTransport
 
-from aimu._secrets import Redactor
+from aimu.secrets import Redactor
 
 logger = logging.getLogger("aimu.tools.mcp")
 

@@ -1,4 +1,5 @@
-"""What a secret is, and text with its secrets hidden: the one rule every path uses.
+"""What a secret is, and text with its secrets hidden: the one rule every path uses
+(``aimu.secrets``, public so the notebook layer and other frontends use the same rule).
 
 Model context (``read_cells``, ``describe_variable``, ``%agent_fix``), provider and MCP errors,
 MCP results and logs, client names and URLs, event sinks, batch checkpoints and the run

@@ -5,7 +5,8 @@ Such text is data. On a terminal its control characters and escape sequences wou
 follows) and bidi overrides would reorder what is read; :func:`visible` shows each as what it
 is (``\\x1b``, ``\\r``, ``<U+202E>``). :func:`html_text` adds HTML escaping; :func:`markdown_text`
 escapes raw HTML outside code, so a model's ``<img onerror=…>`` is shown, not run. Every
-frontend's printing, panel and record goes through this module.
+frontend's printing, panel and record goes through this module (``aimu.text``, public so the
+notebook layer and anyone writing their own frontend use the same rule).
 """
 
 from __future__ import annotations
