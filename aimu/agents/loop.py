@@ -524,17 +524,22 @@ class AgentCore:
                 tool_call_id=call.id,
                 approval=run.policy,
             )
-            result = await dispatch(
-                call,
-                tools,
-                policy=run.policy,
-                context=context,
-                emit=emit,
-                approval_lock=lock,
-                threaded=concurrent or self.threaded_tools,
-                flush=queue.join,
-                started=lambda: running.add(call.id),
-            )
+            try:
+                result = await dispatch(
+                    call,
+                    tools,
+                    policy=run.policy,
+                    context=context,
+                    emit=emit,
+                    approval_lock=lock,
+                    threaded=concurrent or self.threaded_tools,
+                    flush=queue.join,
+                    started=lambda: running.add(call.id),
+                )
+            except (KeyboardInterrupt, SystemExit) as exc:
+                # Raised inside a task it would escape the event loop and skip every finally.
+                message = f"the tool {call.name!r} raised {type(exc).__name__}"
+                raise asyncio.CancelledError(message) from exc
             results[call.id] = result
             if sink:
                 sink(
@@ -591,7 +596,9 @@ class AgentCore:
                 self.messages.append(_tool_message(call, result))
 
     def _close_transcript(self) -> None:
-        """After an interrupt or error: answer open calls and end on an assistant turn."""
+        """The one rule for every failed run (an error, a stall, an interrupt, a tool that
+        raised KeyboardInterrupt): the task and what was said stay; every open tool call is
+        answered; the transcript ends on an assistant turn, so the next run can continue."""
         answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
         last = self.messages[-1] if self.messages else None
         if last and last.get("role") == "assistant":
