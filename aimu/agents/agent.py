@@ -39,7 +39,7 @@ class Agent(AgentCore):
             raise TypeError(f"task must be a str, not {type(task).__name__}")
         self._prepare(**overrides)  # bad overrides raise here, before anything runs
         if stream:
-            return iterate(lambda: self.chunks(task, **overrides))
+            return iterate(lambda: self._chunks(task, **overrides))
         return run(lambda: self._final_answer(task, overrides))
 
     def stream(self, task: str, **overrides: Unpack[RunOverrides]) -> Iterator[StreamChunk]:
@@ -49,6 +49,6 @@ class Agent(AgentCore):
 
     async def _final_answer(self, task: str, overrides: RunOverrides) -> Any:
         done: dict[str, Any] = {}
-        async for chunk in self.chunks(task, **overrides):
-            done = self.final(chunk, done)
-        return self.answer(done, overrides.get("schema"))
+        async for chunk in self._chunks(task, **overrides):
+            done = self._final(chunk, done)
+        return self._answer(done, overrides.get("schema"))

@@ -1,7 +1,7 @@
 """The agent loop, written once as an async generator of :class:`StreamChunk`.
 
 :class:`aimu.agents.Agent` (sync) and :class:`aimu.aio.Agent` (async) are thin drivers
-around :class:`AgentCore`; they differ only in how they consume :meth:`AgentCore.chunks`.
+around :class:`AgentCore`; they differ only in how they consume its stream of chunks.
 
 Before every model turn the loop delivers inbox messages, applies the compaction policy
 and offers the tools loaded so far; each turn is sent with the run's
@@ -160,13 +160,13 @@ class AgentCore:
         self.parent_run_id: str | None = None
         self.messages: list[dict[str, Any]] = []
 
-    def final(self, chunk: StreamChunk, done: dict[str, Any]) -> dict[str, Any]:
+    def _final(self, chunk: StreamChunk, done: dict[str, Any]) -> dict[str, Any]:
         """The content of ``chunk`` if it is this agent's DONE chunk, else ``done``."""
         if chunk.phase is Phase.DONE and chunk.agent == self.name:
             return chunk.content
         return done
 
-    def answer(self, done: dict[str, Any], schema: Any = None) -> Any:
+    def _answer(self, done: dict[str, Any], schema: Any = None) -> Any:
         """The run's result from its DONE content: the text, or the ``schema`` instance."""
         if schema is None:
             return done.get("text", "")
@@ -178,7 +178,7 @@ class AgentCore:
         if self.tool_groups is not None:
             self.tool_groups = self.tool_groups.fresh()
 
-    async def chunks(
+    async def _chunks(
         self, task: str, **overrides: Unpack[RunOverrides]
     ) -> AsyncIterator[StreamChunk]:
         """Run ``task`` and yield every chunk, ending with a ``DONE`` chunk.

@@ -344,7 +344,7 @@ async def _run_subagent(
 
 async def _pump(child: AgentCore, task: str, chunks: asyncio.Queue) -> None:
     """Run the sub-agent in a task of its own, so cancelling it unwinds its whole loop."""
-    async with aclosing(child.chunks(task)) as events:
+    async with aclosing(child._chunks(task)) as events:
         async for chunk in events:
             chunks.put_nowait(chunk)
 
