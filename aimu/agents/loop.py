@@ -21,6 +21,7 @@ from contextlib import aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
+from aimu._checks import whole_number
 from aimu.agents import events as ev
 from aimu.agents.compaction import Compaction, check_conversation
 from aimu.agents.inbox import Inbox
@@ -130,12 +131,7 @@ class AgentCore:
         events: ev.EventSink | None = None,
         cache: Any = None,
     ):
-        if (
-            isinstance(max_iterations, bool)
-            or not isinstance(max_iterations, int)
-            or max_iterations < 1
-        ):
-            raise ValueError(f"max_iterations must be an int >= 1, not {max_iterations!r}")
+        whole_number(max_iterations, "max_iterations")
         _check_policy(tool_approval)
         self.client = client if isinstance(client, ModelClient) else build_client(client)
         if cache is not None:
