@@ -122,6 +122,15 @@ def test_a_sync_stream_refuses_a_bad_task_when_called_not_when_iterated(agent_se
     assert agent.messages == []
 
 
+def test_a_closed_server_s_kept_connection_never_answers_for_the_next_server_on_its_port():
+    """The sync driver keeps SDK clients per URL; a new server on a reused port gets the run."""
+    with WireServer(default=openai_turn("From the old server.")) as old:
+        assert aimu.Agent(openai_client(old)).run("hi") == "From the old server."
+        port = int(old.url.rsplit(":", 1)[1])
+    with WireServer(default=openai_turn("From the new server."), port=port) as new:
+        assert aimu.Agent(openai_client(new)).run("hi") == "From the new server."
+
+
 def test_runs_from_several_threads_work_and_each_thread_keeps_its_connection(agent_server):
     client = openai_client(agent_server)
     answers: list[str] = []
