@@ -49,7 +49,10 @@ def run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run the coroutine ``make()`` returns to its end and return its result."""
     if _running():
         return _worker().run(make)
-    return _runner().run(make(), context=contextvars.copy_context())
+    try:
+        return _runner().run(make(), context=contextvars.copy_context())
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None  # a cancelled run reads as an interrupt, as below
 
 
 def iterate(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
@@ -79,6 +82,8 @@ def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
                 item = runner.run(iterator.__anext__(), context=context)
             except StopAsyncIteration:
                 return
+            except asyncio.CancelledError:
+                raise KeyboardInterrupt from None
             yield item
     finally:
         # Dropped unfinished at exit, in another thread or mid-run, it is closed with its loop.

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aimu._checks import whole_number
+
 Messages = list[dict[str, Any]]
 Compaction = Callable[[Messages], Messages]
 
@@ -32,8 +34,7 @@ def keep_last(n: int) -> Compaction:
     start with a user message, the latest user message before them is kept too: the model
     still sees the task it is working on.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"keep_last(n): n must be an int >= 1, not {n!r}")
+    whole_number(n, "keep_last(n): n")
 
     def compact(messages: Messages) -> Messages:
         system = [m for m in messages if m.get("role") == "system"]
@@ -58,10 +59,7 @@ def drop_old_tool_results(max_tokens: int) -> Compaction:
     naming the tool and the size removed, so the model knows the call happened and can call
     again if it needs the data. The latest turn's results are never dropped.
     """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(
-            f"drop_old_tool_results: max_tokens must be an int >= 1, not {max_tokens!r}"
-        )
+    whole_number(max_tokens, "drop_old_tool_results: max_tokens")
 
     count = _RunningCount()
 

@@ -1,7 +1,7 @@
 """The agent loop, written once as an async generator of :class:`StreamChunk`.
 
 :class:`aimu.agents.Agent` (sync) and :class:`aimu.aio.Agent` (async) are thin drivers
-around :class:`AgentCore`; they differ only in how they consume :meth:`AgentCore.chunks`.
+around :class:`AgentCore`; they differ only in how they consume its stream of chunks.
 
 Before every model turn the loop delivers inbox messages, applies the compaction policy
 and offers the tools loaded so far; each turn is sent with the run's
@@ -21,6 +21,7 @@ from contextlib import aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
+from aimu._checks import whole_number
 from aimu.agents import events as ev
 from aimu.agents.compaction import Compaction, check_conversation
 from aimu.agents.inbox import Inbox
@@ -130,12 +131,7 @@ class AgentCore:
         events: ev.EventSink | None = None,
         cache: Any = None,
     ):
-        if (
-            isinstance(max_iterations, bool)
-            or not isinstance(max_iterations, int)
-            or max_iterations < 1
-        ):
-            raise ValueError(f"max_iterations must be an int >= 1, not {max_iterations!r}")
+        whole_number(max_iterations, "max_iterations")
         _check_policy(tool_approval)
         self.client = client if isinstance(client, ModelClient) else build_client(client)
         if cache is not None:
@@ -160,13 +156,13 @@ class AgentCore:
         self.parent_run_id: str | None = None
         self.messages: list[dict[str, Any]] = []
 
-    def final(self, chunk: StreamChunk, done: dict[str, Any]) -> dict[str, Any]:
+    def _final(self, chunk: StreamChunk, done: dict[str, Any]) -> dict[str, Any]:
         """The content of ``chunk`` if it is this agent's DONE chunk, else ``done``."""
         if chunk.phase is Phase.DONE and chunk.agent == self.name:
             return chunk.content
         return done
 
-    def answer(self, done: dict[str, Any], schema: Any = None) -> Any:
+    def _answer(self, done: dict[str, Any], schema: Any = None) -> Any:
         """The run's result from its DONE content: the text, or the ``schema`` instance."""
         if schema is None:
             return done.get("text", "")
@@ -178,7 +174,7 @@ class AgentCore:
         if self.tool_groups is not None:
             self.tool_groups = self.tool_groups.fresh()
 
-    async def chunks(
+    async def _chunks(
         self, task: str, **overrides: Unpack[RunOverrides]
     ) -> AsyncIterator[StreamChunk]:
         """Run ``task`` and yield every chunk, ending with a ``DONE`` chunk.
@@ -524,17 +520,22 @@ class AgentCore:
                 tool_call_id=call.id,
                 approval=run.policy,
             )
-            result = await dispatch(
-                call,
-                tools,
-                policy=run.policy,
-                context=context,
-                emit=emit,
-                approval_lock=lock,
-                threaded=concurrent or self.threaded_tools,
-                flush=queue.join,
-                started=lambda: running.add(call.id),
-            )
+            try:
+                result = await dispatch(
+                    call,
+                    tools,
+                    policy=run.policy,
+                    context=context,
+                    emit=emit,
+                    approval_lock=lock,
+                    threaded=concurrent or self.threaded_tools,
+                    flush=queue.join,
+                    started=lambda: running.add(call.id),
+                )
+            except (KeyboardInterrupt, SystemExit) as exc:
+                # Raised inside a task it would escape the event loop and skip every finally.
+                message = f"the tool {call.name!r} raised {type(exc).__name__}"
+                raise asyncio.CancelledError(message) from exc
             results[call.id] = result
             if sink:
                 sink(
@@ -591,7 +592,9 @@ class AgentCore:
                 self.messages.append(_tool_message(call, result))
 
     def _close_transcript(self) -> None:
-        """After an interrupt or error: answer open calls and end on an assistant turn."""
+        """The one rule for every failed run (an error, a stall, an interrupt, a tool that
+        raised KeyboardInterrupt): the task and what was said stay; every open tool call is
+        answered; the transcript ends on an assistant turn, so the next run can continue."""
         answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
         last = self.messages[-1] if self.messages else None
         if last and last.get("role") == "assistant":

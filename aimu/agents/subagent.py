@@ -27,6 +27,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from aimu._checks import positive_number, whole_number
 from aimu._sync import iterate
 from aimu.agents.compaction import Compaction
 from aimu.agents.events import EventSink, sink_function
@@ -146,10 +147,9 @@ def make_subagent_tool(
     """
     if not isinstance(tool_name, str) or not tool_name:
         raise ValueError("tool_name must be a non-empty string")
-    _check_int("max_depth", max_depth)
-    _check_int("max_iterations", max_iterations)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
+    whole_number(max_depth, "max_depth")
+    whole_number(max_iterations, "max_iterations")
+    positive_number(timeout, "timeout", unit="seconds")
     if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
         raise ValueError(
             f"timeout must be between {MIN_TIMEOUT} and {MAX_TIMEOUT} seconds, not {timeout!r}"
@@ -344,7 +344,7 @@ async def _run_subagent(
 
 async def _pump(child: AgentCore, task: str, chunks: asyncio.Queue) -> None:
     """Run the sub-agent in a task of its own, so cancelling it unwinds its whole loop."""
-    async with aclosing(child.chunks(task)) as events:
+    async with aclosing(child._chunks(task)) as events:
         async for chunk in events:
             chunks.put_nowait(chunk)
 
@@ -473,7 +473,7 @@ def _profile(name: Any, spec: Any, factory: _Factory) -> _Profile:
         raise TypeError(f"{label}['model_options'] must be a dict")
     _check_model(spec_model, options, f"{label}['model']")
     iterations = spec.get("max_iterations", factory.max_iterations)
-    _check_int(f"{label}['max_iterations']", iterations)
+    whole_number(iterations, f"{label}['max_iterations']")
     if "tool_approval" in spec:
         policy = spec["tool_approval"]
         _check_policy(policy, f"{label}['tool_approval']")
@@ -537,11 +537,6 @@ def _check_model(model: Any, options: Mapping[str, Any], label: str) -> None:
         raise ValueError(
             f"{label}: unknown model provider {provider!r}; use one of: {', '.join(providers())}"
         )
-
-
-def _check_int(label: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{label} must be an int >= 1, not {value!r}")
 
 
 def _check_compaction(compaction: Any, label: str) -> None:

@@ -20,10 +20,10 @@ class Agent(AgentCore):
     async def run(self, task: str, **overrides: Unpack[RunOverrides]) -> Any:
         """Run ``task`` and return the final answer (a ``schema`` instance when given)."""
         done: dict[str, Any] = {}
-        async for chunk in self.chunks(task, **overrides):
-            done = self.final(chunk, done)
-        return self.answer(done, overrides.get("schema"))
+        async for chunk in self._chunks(task, **overrides):
+            done = self._final(chunk, done)
+        return self._answer(done, overrides.get("schema"))
 
     def stream(self, task: str, **overrides: Unpack[RunOverrides]) -> AsyncIterator[StreamChunk]:
         """Run ``task``, yielding every chunk as it happens."""
-        return self.chunks(task, **overrides)
+        return self._chunks(task, **overrides)

@@ -175,9 +175,9 @@ def local_attempt(
         if client is not None:
             agent.client = client(template.client)
         done: dict[str, Any] = {}
-        async for chunk in agent.chunks(prompt, schema=schema):
-            done = agent.final(chunk, done)
-        return done.get("text", ""), agent.answer(done, schema), dict(done.get("usage") or {})
+        async for chunk in agent._chunks(prompt, schema=schema):
+            done = agent._final(chunk, done)
+        return done.get("text", ""), agent._answer(done, schema), dict(done.get("usage") or {})
 
     return attempt
 

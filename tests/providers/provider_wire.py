@@ -13,6 +13,7 @@ base URL on its first line. ``connections`` counts the TCP connections the serve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sys
@@ -62,7 +63,7 @@ class Request:
 class WireServer:
     """A threaded HTTP/1.1 server on 127.0.0.1 with an ephemeral port."""
 
-    def __init__(self, default: Reply | Callable[[Request], Reply] | None = None):
+    def __init__(self, default: Reply | Callable[[Request], Reply] | None = None, port: int = 0):
         self.default = default
         self.connections = 0
         self.hung_up = threading.Semaphore(0)  # released once per connection the client closed
@@ -70,6 +71,7 @@ class WireServer:
         self._replies: deque[Reply] = deque()
         self._gates: list[threading.Event] = []
         self._closing = threading.Event()
+        self._open: set[socket.socket] = set()
         self.served = threading.Event()
         server = self
 
@@ -79,9 +81,11 @@ class WireServer:
             def setup(self) -> None:
                 super().setup()
                 server.connections += 1
+                server._open.add(self.connection)
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def finish(self) -> None:
+                server._open.discard(self.connection)
                 super().finish()
                 server.hung_up.release()
 
@@ -138,7 +142,7 @@ class WireServer:
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -175,6 +179,12 @@ class WireServer:
             gate.set()
         self._server.shutdown()
         self._server.server_close()
+        # A kept-alive connection would outlive the server: a client cached by URL (the sync
+        # driver keeps one per thread) could then reach this server's script from a later
+        # test whose server got the same port.
+        for connection in list(self._open):
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> WireServer:
         return self

@@ -7,6 +7,8 @@ the next run can continue from.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 
 import pytest
@@ -24,7 +26,10 @@ from provider_wire import (
 )
 
 import aimu
+import aimu.aio
 from aimu.models import ModelError, TextDelta, ToolCallRequest
+from aimu.models.errors import ModelConnectionError
+from aimu.models.providers._stream import MalformedStreamError
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -210,3 +215,80 @@ def test_an_agent_run_over_a_wrong_shaped_stream_fails_cleanly(make, bad, good, 
     assert roles == ["user", "assistant", "tool", "assistant"]
     assert agent.messages[2]["content"] == "3"
     assert agent.run("again") == "Fine now."
+
+
+@aimu.tool
+def stop_here() -> str:
+    """A tool whose code raises KeyboardInterrupt (a Ctrl-C inside it)."""
+    raise KeyboardInterrupt
+
+
+@aimu.tool
+def cancel_here() -> str:
+    """A tool whose code raises CancelledError."""
+    raise asyncio.CancelledError
+
+
+def stalled() -> Reply:
+    """One delta, then keep-alive comments until the client hangs up."""
+    first = openai_turn("Hello there, friend.").pieces[:2]
+    keep = itertools.repeat(b": ping\n\n")
+    return Reply(
+        pieces=itertools.chain(first, keep), content_type="text/event-stream", interval=0.1
+    )
+
+
+STOPPED_CALL = "Stopped: the run was interrupted while this call was running"
+INTERRUPTED_TURN = {"role": "assistant", "content": "(This answer was interrupted.)"}
+FAILED_TURNS = {
+    "a null choice": (sse(json.dumps({"choices": [None]})), MalformedStreamError),
+    "a stalled stream": (stalled(), ModelConnectionError),
+    "a connection dropped mid-answer": (
+        Reply(pieces=openai_turn("Hello there, friend.").pieces, drop_at=2),
+        ModelConnectionError,
+    ),
+    "an error event mid-stream": (
+        sse(chunk({"content": "Hello "}), json.dumps({"error": {"message": "overloaded"}})),
+        ModelError,
+    ),
+    "a tool raising KeyboardInterrupt": (
+        openai_turn("", [("c1", "stop_here", "{}")]),
+        KeyboardInterrupt,
+    ),
+    "a tool raising CancelledError": (
+        openai_turn("", [("c1", "cancel_here", "{}")]),
+        KeyboardInterrupt,
+    ),
+}
+
+
+@pytest.mark.parametrize(("reply", "error"), FAILED_TURNS.values(), ids=FAILED_TURNS)
+def test_every_failed_run_raises_and_leaves_a_closed_transcript(reply, error, server):
+    """One rule: what was said stays, every call is answered, the last turn is the model's."""
+    server.script(reply, openai_turn("Fine now."))
+    client = aimu.client(f"openai:wire-model@{server.url}/v1", timeout=1)
+    agent = aimu.Agent(client, tools=[stop_here, cancel_here])
+    earlier = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "Hi."}]
+    agent.messages.extend(earlier)
+    with pytest.raises(error):
+        agent.run("go")
+    added = agent.messages[len(earlier) :]
+    assert agent.messages[: len(earlier)] == earlier
+    assert added[0] == {"role": "user", "content": "go"}
+    if added[1].get("tool_calls"):
+        assert added[2]["role"] == "tool" and added[2]["content"].startswith(STOPPED_CALL)
+        assert added[3:] == [INTERRUPTED_TURN]
+    elif added[1] != INTERRUPTED_TURN:
+        assert added[1:] == [{"role": "assistant", "content": added[1]["content"]}]
+        assert "Hello there, friend.".startswith(added[1]["content"])
+    assert agent.run("again") == "Fine now."
+
+
+async def test_an_async_run_whose_tool_raises_keyboardinterrupt_is_cancelled_cleanly(server):
+    server.script(openai_turn("", [("c1", "stop_here", "{}")]), openai_turn("Fine now."))
+    agent = aimu.aio.Agent(openai(server), tools=[stop_here])
+    with pytest.raises(asyncio.CancelledError):
+        await agent.run("go")
+    assert agent.messages[-1] == INTERRUPTED_TURN
+    assert agent.messages[-2]["content"].startswith(STOPPED_CALL)
+    assert await agent.run("again") == "Fine now."

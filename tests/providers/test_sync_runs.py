@@ -103,6 +103,34 @@ def test_streamed_sync_runs_share_the_connection_too(agent_server):
     assert agent_server.connections == 1
 
 
+def test_a_sync_agent_streams_with_stream_as_the_async_one_does(agent_server):
+    agent = aimu.Agent(openai_client(agent_server), tools=[add])
+    streamed = [(c.phase, c.content) for c in agent.stream("40 + 2?")]
+    old_spelling = [(c.phase, c.content) for c in agent.run("40 + 2?", stream=True)]
+    phases = [phase for phase, _ in streamed]
+    assert phases[0] is Phase.TOOL_CALL and phases[-1] is Phase.DONE
+    assert Phase.TOOL_RESULT in phases
+    assert streamed[-1][1]["text"] == "The answer is 42."
+    assert [p for p, _ in old_spelling] == phases
+    assert old_spelling[-1][1]["text"] == "The answer is 42."
+
+
+def test_a_sync_stream_refuses_a_bad_task_when_called_not_when_iterated(agent_server):
+    agent = aimu.Agent(openai_client(agent_server))
+    with pytest.raises(TypeError, match="task must be a str"):
+        agent.stream(42)
+    assert agent.messages == []
+
+
+def test_a_closed_server_s_kept_connection_never_answers_for_the_next_server_on_its_port():
+    """The sync driver keeps SDK clients per URL; a new server on a reused port gets the run."""
+    with WireServer(default=openai_turn("From the old server.")) as old:
+        assert aimu.Agent(openai_client(old)).run("hi") == "From the old server."
+        port = int(old.url.rsplit(":", 1)[1])
+    with WireServer(default=openai_turn("From the new server."), port=port) as new:
+        assert aimu.Agent(openai_client(new)).run("hi") == "From the new server."
+
+
 def test_runs_from_several_threads_work_and_each_thread_keeps_its_connection(agent_server):
     client = openai_client(agent_server)
     answers: list[str] = []

@@ -27,13 +27,11 @@ from typing import Any
 
 import mcp_types
 
+from aimu._sync import POLL
 from aimu.tools.mcp._results import MCPResult
 
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
-_WAKE = 0.1
-"""Seconds between wake-ups while a call runs: an interrupt reaching an idle event loop (a
-signal handled in another thread, ipykernel's) acts only once the loop wakes."""
 
 Progress = Callable[[dict[str, Any]], None]
 """Receives ``{"progress": n, "total": n | None, "message": str | None}`` as the server reports."""
@@ -162,7 +160,8 @@ def _streaming(name: str, start: Start) -> Callable[..., AsyncIterator[Any]]:
 
 
 class _Wakeup:
-    """Something to sleep on until progress arrives, the call ends, or ``_WAKE`` passes."""
+    """Something to sleep on until progress arrives, the call ends, or ``POLL`` passes (an
+    interrupt reaching an idle event loop, ipykernel's, acts only once the loop wakes)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop):
         self._loop = loop
@@ -174,7 +173,7 @@ class _Wakeup:
 
     async def sleep(self) -> None:
         self._future = self._loop.create_future()
-        timer = self._loop.call_later(_WAKE, self.set)
+        timer = self._loop.call_later(POLL, self.set)
         try:
             await self._future
         finally:
