@@ -19,9 +19,9 @@ from aimu.aio import Agent
 from aimu.models.base import ModelClient
 from aimu.models.errors import ModelError, NoDefaultModelError
 from aimu_jupyter.approval._policy import MODES, NotebookPolicy
-from aimu_jupyter.magics import _options as readers
-from aimu_jupyter.magics._options import said
+from aimu_jupyter.run import _options as readers
 from aimu_jupyter.run._errors import AgentFailed
+from aimu_jupyter.run._options import said
 from aimu_jupyter.run._session import Session, Settings
 from aimu_jupyter.run._spec import RunSpec
 from aimu_jupyter.run._toolbox import Toolset, resolve_tools

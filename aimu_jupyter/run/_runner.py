@@ -19,7 +19,7 @@ from aimu.models.chunks import StreamChunk
 from aimu.models.errors import ModelError
 from aimu.models.prices import prices
 from aimu_jupyter.kernel_tools._new_cells import CodeLog, logging_code_to
-from aimu_jupyter.magics import _options as run_options
+from aimu_jupyter.run import _options as run_options
 from aimu_jupyter.run._assemble import assemble
 from aimu_jupyter.run._errors import AgentFailed, AgentInterrupted
 from aimu_jupyter.run._kernel_status import kernel_busy

@@ -22,7 +22,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from aimu._checks import flag, positive_number, whole_number
-from aimu_jupyter.magics import _options as readers
+from aimu_jupyter.run import _options as readers
 
 #: ``run_agent`` keywords spelled as the magic's flags before they took the library's names.
 RENAMED = {"approve": "tool_approval", "system": "system_message"}
