@@ -1,5 +1,7 @@
-"""The course runs without a warning: no cell of a notebook that uses ``%%agent`` writes to
-stderr, with every ``RuntimeWarning`` (a coroutine never awaited among them) an error.
+"""The course runs without a warning: no cell of a notebook that uses ``%%agent`` shows a
+warning, a traceback or a task destroyed while pending on stderr, with every
+``RuntimeWarning`` (a coroutine never awaited among them) an error. The library's own log
+lines (a sub-agent's dropped tools) are meant for the reader and may stay.
 
 Each notebook runs in a fresh kernel started with ``PYTHONWARNINGS=error::RuntimeWarning``
 (nbclient, ``allow_stdin`` off, offline models), as a first Run All does.
@@ -24,9 +26,10 @@ def stderr_of(notebook) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("name", AGENT_NOTEBOOKS)
-def test_a_course_notebook_writes_nothing_to_stderr_with_runtime_warnings_as_errors(
+def test_a_course_notebook_shows_no_warning_or_traceback_with_runtime_warnings_as_errors(
     name, tmp_path
 ):
     env = {**headless_env(), "PYTHONWARNINGS": "error::RuntimeWarning"}
     executed = course.execute(NOTEBOOKS / name, env=env)
-    assert stderr_of(executed) == []
+    problems = ("Warning", "Traceback", "never awaited", "was destroyed but it is pending")
+    assert [(i, text) for i, text in stderr_of(executed) if any(p in text for p in problems)] == []

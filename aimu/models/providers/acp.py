@@ -146,6 +146,12 @@ class _Link:
         if self.reader is not None:
             self.reader.cancel()
 
+    def close_soon(self) -> None:
+        """Close the connection on its loop, for a caller that cannot await: its reader and
+        sender tasks then end instead of being destroyed while pending."""
+        if self.loop.is_running():
+            asyncio.run_coroutine_threadsafe(_quietly(self.conn.close()), self.loop)
+
     async def close(self) -> None:
         """End the agent: close its stdin, wait briefly, then kill it."""
         with contextlib.suppress(Exception):
@@ -157,6 +163,11 @@ class _Link:
         self.kill()
         with contextlib.suppress(Exception):
             await self.process.wait()
+
+
+async def _quietly(closing: Any) -> None:
+    with contextlib.suppress(Exception):
+        await closing
 
 
 def _kill_group(pid: int) -> None:
@@ -256,6 +267,7 @@ class ACPClient(ModelClient):
         link, self._link = self._link, None
         if link is not None:
             link.kill()
+            link.close_soon()
         if self._tool_server is not None:
             self._tool_server.close()
             self._tool_server = None
