@@ -591,7 +591,7 @@ def _value_text(value: Any) -> str:
 
 def _cell(text: str) -> str:
     """``text`` inside a Markdown table cell: one line, pipes and backticks kept literal."""
-    return _inline(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return _inline(text).replace("|", "\\|").replace("`", "\\`")
 
 
 def _details(summary: str, body: str) -> str:

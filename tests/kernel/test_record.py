@@ -354,3 +354,13 @@ def test_code_arguments_in_the_markdown_show_bidi_and_escape_characters_not_obey
     assert "\u202e" not in markdown and "\x1b" not in markdown
     assert "ok = True\n" in markdown  # the code keeps its lines
     assert record.events[0]["arguments"]["content"] == content  # the data keeps what was sent
+
+
+def test_a_schema_table_escapes_each_markdown_character_once():
+    output = {"folder": "C:\\data", "rule": "a|b", "tag": "<b>x</b>"}
+    answer = json.dumps(output)
+    record = fold([chunk(Phase.TEXT, answer), structured_done(answer, output)], structured=True)
+    markdown = record.markdown()
+    assert "| folder | C:\\\\data |" in markdown  # one backslash escaped once: C:\data shown
+    assert "| rule | a\\|b |" in markdown
+    assert "| tag | &lt;b>x&lt;/b> |" in markdown
