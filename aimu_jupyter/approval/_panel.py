@@ -25,6 +25,11 @@ from aimu_jupyter.view._record import MIME_TYPE, RunRecord, ordered_names
 SLICE = 0.25
 #: Turns of the event loop the panel gives the record to take in the call it asks about.
 CATCH_UP = 20
+#: Seconds an answered panel's widgets stay open, hidden, before they are closed: messages
+#: the browser sent just before the click (a reason's last key presses) still reach them.
+#: Closed at once, the frontend drops the comm's kernel subshell with such a message still
+#: queued there, and the kernel prints "coroutine … run_in_context was never awaited".
+CLOSE_AFTER = 5.0
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -139,7 +144,7 @@ class ApprovalPanels:
             return answer.result()
         finally:
             self._show(None)
-            _close(whole)
+            loop.call_later(CLOSE_AFTER, _close, whole)
 
     async def _waiting_card(self, tool_name: str) -> dict[str, Any]:
         """The card of the call waiting for this answer ({} if not found), once the record

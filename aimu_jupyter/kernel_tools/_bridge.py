@@ -81,10 +81,10 @@ class NotebookBridge:
                 self._waiting.pop(key, None)
 
     def _open(self, comm: Any, _message: dict[str, Any]) -> None:
+        # The newest comm (a reloaded page's) replaces the last; the page that opened the
+        # last one closes it, as it does every comm it opens.
         with self._lock:
-            previous, self._comm = self._comm, comm
-        if previous is not None:
-            previous.close()
+            self._comm = comm
         comm.on_msg(self._received)
         comm.on_close(lambda _msg: self._closed(comm))
         self._opened.set()

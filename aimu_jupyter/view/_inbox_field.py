@@ -81,8 +81,7 @@ class InboxFields:
             draw = run is not None and not run.boxed
         comm.send({"draw": draw})
         if not draw:
-            comm.close()
-            return
+            return  # the extension closes the comms it opens; a second close would reach it unknown
         run.loop.call_soon_threadsafe(run.claimed.set)
 
         def received(msg: dict[str, Any]) -> None:

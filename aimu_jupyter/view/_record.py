@@ -22,7 +22,7 @@ from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.prices import Price, format_money
 from aimu.models.providers._images import sees_images_spec
 from aimu.secrets import redact
-from aimu.text import data_url, inline_code, markdown_line, markdown_text, visible
+from aimu.text import data_url, inline_code, markdown_line, markdown_text, visible, visible_line
 
 MIME_TYPE = "application/vnd.aimu.run+json"
 VERSION = 1
@@ -124,6 +124,7 @@ class RunRecord:
             card["arguments"] = content.get("arguments") or {}
             card["argument_names"] = _names(card["arguments"])
             card["code"] = _code_arguments(content.get("code"), card["arguments"])
+            _show_arguments(card)
             if card["status"] not in ("awaiting_approval", "denied"):
                 card["status"] = "running"
         elif phase is Phase.APPROVAL_REQUESTED:
@@ -147,11 +148,13 @@ class RunRecord:
         elif phase is Phase.TOOL_PROGRESS:
             card = self._card(events, content)
             progress = content.get("progress")
-            card["progress"].append(progress_text(progress) if _is_step(progress) else progress)
+            shown = progress_text(progress) if _is_step(progress) else progress
+            card["progress"].append(visible(shown) if isinstance(shown, str) else shown)
             del card["progress"][:-PROGRESS_KEPT]
         elif phase is Phase.TOOL_RESULT:
             card = self._card(events, content)
             card["result"] = content.get("result")
+            _show_result(card)
             card["is_error"] = bool(content.get("is_error"))
             card["images"] = list(content.get("images") or [])
             card["images_note"] = self._images_note(card["images"], content.get("images_unsent"))
@@ -268,6 +271,7 @@ class RunRecord:
                 "approval": None,
                 "children": [],
             }
+            _show_arguments(card)
             cards[call_id] = card
             events.append(card)
         return card
@@ -533,7 +537,7 @@ def arguments_markdown(card: dict[str, Any]) -> list[str]:
         if name not in code:
             continue
         label = f"`{_inline(name)}`" + (f" ({code[name]})" if code[name] else "")
-        block = fence(str(arguments[name]), code[name])
+        block = card["code_markdown"][name]
         text = str(arguments[name])
         if len(text) > FOLD_CHARS or text.count("\n") >= FOLD_LINES:
             parts.append(_details(f"{label}: {text.count(chr(10)) + 1:,} lines", block))
@@ -543,7 +547,8 @@ def arguments_markdown(card: dict[str, Any]) -> list[str]:
 
 
 def call_label(tool_name: str, arguments: Any, limit: int = 60) -> str:
-    """``name(a=1, b="x")``, one short line naming a call to a person."""
+    """``name(a=1, b="x")``, one short line of plain text naming a call to a person (whoever
+    writes it into Markdown or HTML escapes it there)."""
     if isinstance(arguments, dict):
         shown = ", ".join(
             f"{k}={_value_text(v)!r}" if isinstance(v, str) else f"{k}={_value_text(v)}"
@@ -551,7 +556,7 @@ def call_label(tool_name: str, arguments: Any, limit: int = 60) -> str:
         )
     else:
         shown = _value_text(arguments)
-    shown = _inline(shown)
+    shown = " ".join(visible_line(shown).split())
     if len(shown) > limit:
         shown = shown[: limit - 1] + "…"
     return f"{tool_name}({shown})"
@@ -567,6 +572,36 @@ def ordered_names(card: dict[str, Any]) -> list[str]:
 
 def _names(arguments: Any) -> list[str]:
     return list(arguments) if isinstance(arguments, dict) else []
+
+
+def _show_arguments(card: dict[str, Any]) -> None:
+    """Give the card what a frontend draws for its arguments, so no frontend restates the
+    rules: each code argument as a fenced Markdown block, and under ``shown`` the string
+    arguments whose control or bidi characters must be shown rather than obeyed."""
+    arguments = card["arguments"]
+    code = card["code"]
+    card.pop("code_markdown", None)
+    if code:
+        card["code_markdown"] = {name: fence(arguments[name], code[name]) for name in code}
+    strings = arguments.items() if isinstance(arguments, dict) else ()
+    shown = {name: visible(v) for name, v in strings if isinstance(v, str) and visible(v) != v}
+    _set_shown(card, "arguments", shown)
+
+
+def _show_result(card: dict[str, Any]) -> None:
+    result = card["result"]
+    shown = visible(result) if isinstance(result, str) else result
+    _set_shown(card, "result", shown if shown != result else None)
+
+
+def _set_shown(card: dict[str, Any], field: str, value: Any) -> None:
+    shown = {k: v for k, v in card.get("shown", {}).items() if k != field}
+    if value:
+        shown[field] = value
+    if shown:
+        card["shown"] = shown
+    else:
+        card.pop("shown", None)
 
 
 def _code_arguments(declared: Any, arguments: Any) -> dict[str, str]:

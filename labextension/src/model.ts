@@ -50,6 +50,11 @@ export interface ToolEvent {
   argument_names: string[];
   /** Arguments that are code, by name: their language (`''`: plain text). */
   code: Record<string, string>;
+  /** Each code argument as a fenced Markdown block, written by the kernel (older records lack it). */
+  code_markdown?: Record<string, string>;
+  /** Text to draw in place of arguments or a result whose control or bidi characters the
+   * kernel made visible; present only where it differs. */
+  shown?: { arguments?: Record<string, string>; result?: string };
   status: ToolStatus;
   progress: unknown[];
   result: string | null;
@@ -141,14 +146,31 @@ function parseApproval(value: unknown): ApprovalRecord | null {
   };
 }
 
-function parseCode(value: unknown): Record<string, string> {
-  const code: Record<string, string> = {};
+/** A JSON object of strings by name (anything else read as `''`). */
+function parseStrings(value: unknown): Record<string, string> {
+  const strings: Record<string, string> = {};
   if (isObject(value)) {
-    for (const [name, language] of Object.entries(value)) {
-      code[name] = str(language);
+    for (const [name, text] of Object.entries(value)) {
+      strings[name] = str(text);
     }
   }
-  return code;
+  return strings;
+}
+
+/** The optional fields of a tool call the kernel writes for drawing it (absent: none). */
+function parseDrawn(raw: Record<string, unknown>): Pick<ToolEvent, 'code_markdown' | 'shown'> {
+  const drawn: Pick<ToolEvent, 'code_markdown' | 'shown'> = {};
+  if (isObject(raw.code_markdown)) {
+    drawn.code_markdown = parseStrings(raw.code_markdown);
+  }
+  if (isObject(raw.shown)) {
+    const { arguments: args, result } = raw.shown;
+    drawn.shown = {
+      ...(isObject(args) ? { arguments: parseStrings(args) } : {}),
+      ...(typeof result === 'string' ? { result } : {})
+    };
+  }
+  return drawn;
 }
 
 function parseEvents(value: unknown, depth: number): RunEvent[] {
@@ -173,7 +195,8 @@ function parseEvents(value: unknown, depth: number): RunEvent[] {
         argument_names: Array.isArray(raw.argument_names)
           ? raw.argument_names.filter((n): n is string => typeof n === 'string')
           : [],
-        code: parseCode(raw.code),
+        code: parseStrings(raw.code),
+        ...parseDrawn(raw),
         status: (TOOL_STATUSES.has(status) ? status : 'running') as ToolStatus,
         progress: Array.isArray(raw.progress) ? raw.progress : [],
         result: typeof raw.result === 'string' ? raw.result : null,
@@ -275,6 +298,8 @@ export interface ArgumentItem {
   text: string;
   /** The language of an argument that is code (`''`: plain file text); null: not code. */
   language: string | null;
+  /** A code argument as the kernel fenced it, to render as Markdown (highlighted); else null. */
+  markdown: string | null;
 }
 
 export type Item = TextItem | ToolItem;
@@ -476,9 +501,9 @@ function pythonCode(event: ToolEvent): string | null {
 }
 
 function argumentItems(event: ToolEvent): ArgumentItem[] {
-  const args = event.arguments;
+  const args = shownArguments(event);
   if (!isObject(args)) {
-    return [{ name: '', text: prettyJson(args), language: null }];
+    return [{ name: '', text: prettyJson(args), language: null, markdown: null }];
   }
   return orderedNames(args, event.argument_names).map(name => {
     const value = args[name];
@@ -486,9 +511,16 @@ function argumentItems(event: ToolEvent): ArgumentItem[] {
     return {
       name,
       text: typeof value === 'string' ? value : prettyJson(value),
-      language: isCode ? event.code[name] : null
+      language: isCode ? event.code[name] : null,
+      markdown: (isCode && event.code_markdown?.[name]) || null
     };
   });
+}
+
+/** The arguments as drawn: the kernel's visible form of any text that needs one. */
+function shownArguments(event: ToolEvent): unknown {
+  const shown = event.shown?.arguments;
+  return shown && isObject(event.arguments) ? { ...event.arguments, ...shown } : event.arguments;
 }
 
 function toItems(events: RunEvent[]): Item[] {
@@ -514,11 +546,11 @@ function toItems(events: RunEvent[]): Item[] {
       name: event.name,
       status: event.status,
       statusLabel: TOOL_STATUS_LABELS[event.status],
-      preview: argumentsPreview(event.arguments, event.argument_names, event.code),
+      preview: argumentsPreview(shownArguments(event), event.argument_names, event.code),
       argumentsJson: prettyJson(event.arguments),
       args: argumentItems(event),
       progress: event.progress.map(progressText),
-      result: event.result,
+      result: event.shown?.result ?? event.result,
       isError: event.is_error || event.status === 'error',
       images: event.images.map(image => ({
         src: `data:${image.mime_type};base64,${image.data.replace(/\s+/g, '')}`,

@@ -236,7 +236,7 @@ class ToolNode implements ItemNode {
     }
     if (tool.argumentsJson !== last?.argumentsJson) {
       this.preview.textContent = tool.preview;
-      this.args.replaceChildren(...argumentNodes(tool.args));
+      this.args.replaceChildren(...argumentNodes(tool.args, this.options.renderMarkdown, pending));
     }
     if (last === null || tool.approval?.label !== last.approval?.label) {
       this.approval.hidden = tool.approval === null;
@@ -310,8 +310,16 @@ class ToolNode implements ItemNode {
   }
 }
 
-/** A call's arguments: a small table of the plain ones, then each that is code as a block. */
-export function argumentNodes(args: readonly ArgumentItem[]): HTMLElement[] {
+/**
+ * A call's arguments: a small table of the plain ones, then each that is code as a block,
+ * rendered from the kernel's fenced Markdown when given (JupyterLab highlights it) and as
+ * plain monospace text otherwise; renders under way are added to `pending`.
+ */
+export function argumentNodes(
+  args: readonly ArgumentItem[],
+  render?: MarkdownRender,
+  pending: Promise<void>[] = []
+): HTMLElement[] {
   const nodes: HTMLElement[] = [];
   const plain = args.filter(arg => arg.language === null);
   if (plain.length) {
@@ -332,9 +340,15 @@ export function argumentNodes(args: readonly ArgumentItem[]): HTMLElement[] {
       label.append(` (${arg.language})`);
     }
     const pre = el('pre', 'aimu-code');
-    const code = el('code', arg.language ? `language-${arg.language}` : undefined, arg.text);
-    pre.append(code);
-    nodes.push(label, pre);
+    pre.append(el('code', arg.language ? `language-${arg.language}` : undefined, arg.text));
+    if (render && arg.markdown) {
+      const block = el('div', 'aimu-code-block jp-RenderedHTMLCommon jp-RenderedMarkdown');
+      block.append(pre);
+      pending.push(render(block, arg.markdown).catch(() => block.replaceChildren(pre)));
+      nodes.push(label, block);
+    } else {
+      nodes.push(label, pre);
+    }
   }
   return nodes;
 }

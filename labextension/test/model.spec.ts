@@ -64,6 +64,7 @@ describe('the golden records the notebook layer wrote', () => {
   it('are all there', () => {
     expect(GOLDEN_NAMES).toEqual([
       'always_allowed',
+      'code_with_controls',
       'images',
       'plain_answer',
       'schema_answer',

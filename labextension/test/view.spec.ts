@@ -1,5 +1,6 @@
 import { parseRecord, toView } from '../src/model';
 import { DisplaySettings, MarkdownRender, PROGRESS_LIMIT, RunDom } from '../src/view';
+import { goldenEvent } from './golden';
 import { Json, PNG_BASE64, run, text, thinking, tool } from './records';
 
 /** Stand-in for JupyterLab's Markdown renderer: records each call, writes the source as text. */
@@ -344,6 +345,19 @@ describe('RunDom', () => {
     expect(q(python, '.aimu-tool-preview').textContent).toBe('code=total = 0 … (4 lines)');
     expect(q(write, '.aimu-args-table').textContent).toBe('patha.txt');
     expect(q(write, 'pre.aimu-code').textContent).toBe('line 1\nline 2');
+  });
+
+  it("renders code from the kernel's fenced Markdown, and shows controls the kernel made visible", async () => {
+    const { show, root, markdown } = setup();
+    const card = goldenEvent('code_with_controls');
+    await show(run([card]));
+    const fenced = (card.code_markdown as Record<string, string>).code;
+    expect(markdown.calls.map(call => call.source)).toContain(fenced);
+    expect(q(root, '.aimu-code-block').textContent).toBe(`md:${fenced}`);
+    expect(q(root, '.aimu-tool-preview').textContent).toContain('<U+202E>');
+    expect(root.textContent).not.toContain('\u202e');
+    expect(root.textContent).not.toContain('\x1b');
+    expect(q(root, '.aimu-result-text').textContent).toContain('\\x1b[1mdone');
   });
 
   it('makes every collapsible part reachable by keyboard', async () => {

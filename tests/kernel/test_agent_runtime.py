@@ -223,4 +223,5 @@ def test_a_claim_for_an_unknown_run_is_refused(kernel):
         "fields._opened(Comm(), {'content': {'data': ['not', 'a', 'dict']}})\n"
         "fields._opened(Comm(), {'content': None})"
     )
-    assert kernel.value("sent") == [{"draw": False}, "closed"] * 3
+    # Refused, not closed: the extension that opened the comm closes it.
+    assert kernel.value("sent") == [{"draw": False}] * 3

@@ -5,7 +5,7 @@ import json
 import jsonschema
 
 from aimu.models.chunks import Phase, StreamChunk
-from aimu_jupyter.view._record import MIME_TYPE, RunRecord
+from aimu_jupyter.view._record import MIME_TYPE, RunRecord, call_label
 
 TOOL = {"id": "c1", "name": "write_file", "arguments": {"path": "a.txt", "content": "hi"}}
 
@@ -364,3 +364,17 @@ def test_a_schema_table_escapes_each_markdown_character_once():
     assert "| folder | C:\\\\data |" in markdown  # one backslash escaped once: C:\data shown
     assert "| rule | a\\|b |" in markdown
     assert "| tag | &lt;b>x&lt;/b> |" in markdown
+
+
+def test_a_calls_label_is_plain_text_escaped_once_where_markdown_shows_it():
+    label = call_label("python", {"code": "a = 1\nprint(a)  # [x]"})
+    assert label == "python(code='a = 1\\nprint(a) # [x]')"
+    record = RunRecord("go", "scripted")
+    always = {"id": "c2", "name": "python", "approved": True, "by": "always", "chosen_at": label}
+    for phase, content in [
+        (Phase.TOOL_CALL, {"id": "c2", "name": "python", "arguments": {"code": "print(2)"}}),
+        (Phase.APPROVAL_DECIDED, always),
+    ]:
+        record.apply(StreamChunk(phase, content, agent=record.agent))
+    assert record.to_json()["events"][0]["approval"]["chosen_at"] == label
+    assert "chosen at python(code='a = 1\\\\nprint(a) # \\[x\\]')" in record.markdown()

@@ -41,6 +41,9 @@ class City:
     population: int
 """
 
+#: Code whose text holds a bidi control and whose output holds an escape sequence.
+CONTROL_CODE = 'role = "user\u202e nimda"\nprint("\\x1b[1mdone\\x1b[0m")'
+
 #: name: (the model's turns, the cell, the approval panels' answers in order)
 RUNS: dict[str, tuple[str, str, tuple[tuple[str, ...], ...]]] = {
     "plain_answer": (
@@ -68,6 +71,11 @@ RUNS: dict[str, tuple[str, str, tuple[tuple[str, ...], ...]]] = {
         "[call('chart', month='March'), 'Here is March.']",
         "--tools chart\nChart March",
         (),
+    ),
+    "code_with_controls": (
+        f"[call('python', code={CONTROL_CODE!r}), 'Ran it.']",
+        "--tools python\nRun it",
+        (("approve",),),
     ),
     "schema_answer": (
         """['{"name": "Lyon", "population": 522000}']""",
@@ -162,6 +170,14 @@ def test_the_golden_records_show_what_they_are_named_for(golden):
     assert later["chosen_at"] == "write_file(path='a.txt', content='1')"
     assert [i["mime_type"] for i in tool["images"]["images"]] == ["image/png", "image/svg+xml"]
     assert "logo: not sent" in tool["images"]["images_note"]
+    controls = tool["code_with_controls"]
+    assert controls["arguments"]["code"] == CONTROL_CODE
+    assert "\u202e" not in controls["code_markdown"]["code"]
+    assert controls["code_markdown"]["code"].startswith('```python\nrole = "user<U+202E> nimda"')
+    assert controls["shown"]["arguments"]["code"] == CONTROL_CODE.replace("\u202e", "<U+202E>")
+    assert "\x1b" in controls["result"] and "\x1b" not in controls["shown"]["result"]
+    assert "shown" not in tool["tool_approved"]
+    assert tool["tool_approved"]["code_markdown"] == {"content": "```\nhi\n```"}
     assert json.loads(golden["schema_answer"]["events"][0]["text"])["name"] == "Lyon"
     assert golden["unfinished"]["status"] == "running"
     assert tool["unfinished"]["status"] == "awaiting_approval"

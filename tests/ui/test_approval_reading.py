@@ -37,8 +37,10 @@ def test_a_multi_line_python_call_is_approved_reading_its_lines(lab_page, jupyte
     panel = cell(page, 1).locator(".aimu-approval")
     panel.wait_for(state="visible")
     assert CODE in panel.locator("pre").first.inner_text()
-    card_code = cell(page, 1).locator(".aimu-tool pre.aimu-code code.language-python")
+    card_code = cell(page, 1).locator(".aimu-tool .aimu-code-block code.language-python")
     assert card_code.first.text_content() == CODE
+    # Highlighted by JupyterLab's Markdown renderer: `for`, `range` and numbers get spans.
+    assert card_code.first.locator("span").count() >= 5
     assert cell(page, 1).locator(".aimu-insert-cell:visible").count() == 0  # not run yet
     page.locator("button.aimu-approval-approve").click()
     wait_for_output(page, 1, "The total is 45.")
