@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aimu.models.errors import ModelError
-from aimu.tools._types import Adapter, Mismatch, UnsupportedType, adapter_for
+from aimu.tools import Adapter, Mismatch, UnsupportedType, adapter_for
 
 #: How many more answers are asked for after the first one fails validation.
 RETRIES = 2

@@ -7,6 +7,8 @@ Ray cluster with ``backend="ray"``, or through the provider's batch API at half 
 Results come back in input order; a checkpoint file keeps every finished item (and the ids
 of submitted provider batches), so running the same batch again only runs what is missing
 or failed. ``max_cost=`` stops starting items at a spending ceiling (:data:`aimu.prices`).
+``progress=`` takes a display factory: :class:`TextProgress` is the library's text bar, the
+one a display registered with :func:`set_default_progress` may fall back on.
 
     results = aimu.batch("Classify this ticket: {text}", tickets_df, agent=agent,
                          schema=Ticket, checkpoint="tickets.jsonl")
@@ -18,7 +20,7 @@ import types
 from typing import Any
 
 from aimu.batch._api import BatchInterrupted, BatchRun, abatch, batch
-from aimu.batch._progress import BatchStats, Progress, set_default_progress
+from aimu.batch._progress import BatchStats, Progress, TextProgress, set_default_progress
 from aimu.batch._ray import BatchSetupError
 from aimu.batch._results import BatchItem, BatchResult
 from aimu.batch._run import current_item
@@ -31,6 +33,7 @@ __all__ = [
     "BatchSetupError",
     "BatchStats",
     "Progress",
+    "TextProgress",
     "abatch",
     "batch",
     "current_item",

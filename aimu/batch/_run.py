@@ -36,7 +36,7 @@ from aimu.models.errors import (
     UnknownProviderError,
 )
 from aimu.models.prices import format_money
-from aimu.tools._types import Mismatch
+from aimu.tools import Mismatch
 
 logger = logging.getLogger("aimu.batch")
 

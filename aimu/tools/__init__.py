@@ -1,11 +1,17 @@
 """Tools: the ``@tool`` decorator, argument coercion, approval policies and MCP.
 
+``adapter_for(annotation)`` is the coercion behind both tool arguments and structured
+answers: an :class:`Adapter` with the annotation's JSON Schema and a ``coerce`` that raises
+:class:`Mismatch` for a value it cannot take (:class:`UnsupportedType` for an annotation no
+model can supply).
+
 ``MCPClient`` and ``MCPConnectionError`` are imported on first use, so ``import aimu.tools``
 stays light when MCP is not needed.
 """
 
 from typing import Any
 
+from aimu.tools._types import Adapter, Mismatch, UnsupportedType, adapter_for
 from aimu.tools.approval import Denied, approve_all, deny_all
 from aimu.tools.approval import Policy as ToolApproval
 from aimu.tools.arguments import coerce_tool_arguments
@@ -31,16 +37,20 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Adapter",
     "Denied",
     "Image",
     "MCPClient",
     "MCPConnectionError",
+    "Mismatch",
     "ToolApproval",
     "ToolArgumentError",
     "ToolContext",
     "ToolGroup",
     "ToolResult",
     "ToolSignatureError",
+    "UnsupportedType",
+    "adapter_for",
     "approve_all",
     "builtin",
     "coerce_tool_arguments",

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import mimetypes
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ _SIGNATURES = (
     (b"GIF87a", "image/gif"),
     (b"GIF89a", "image/gif"),
 )
+_BUNDLE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
 
 
 def sniff_mime_type(raw: bytes) -> str | None:
@@ -62,6 +64,26 @@ class Image:
         if kind is None or not kind.startswith("image/"):
             raise ValueError(f"Image.from_file: {path} is not a PNG, JPEG, GIF, WebP or SVG image")
         return cls.from_bytes(raw, kind, description or Path(path).name)
+
+    @classmethod
+    def from_bundle(cls, bundle: Mapping[str, Any], description: str = "") -> Image | None:
+        """The first image in a MIME bundle (PNG, JPEG, GIF, WebP, SVG; bytes or base64
+        text), or ``None`` when it holds none."""
+        for mime_type in _BUNDLE_TYPES:
+            data = bundle.get(mime_type)
+            if not data:
+                continue
+            if mime_type == "image/svg+xml":
+                raw = data.encode() if isinstance(data, str) else bytes(data)
+                text = base64.b64encode(raw).decode("ascii")
+            elif isinstance(data, bytes | bytearray):
+                text = base64.b64encode(bytes(data)).decode("ascii")
+            elif isinstance(data, str):
+                text = "".join(data.split())
+            else:
+                continue
+            return cls(text, mime_type, description or mime_type)
+        return None
 
     def to_json(self) -> dict[str, str]:
         return {"data": self.data, "mime_type": self.mime_type, "description": self.description}

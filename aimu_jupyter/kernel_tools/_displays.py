@@ -15,7 +15,6 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from aimu.tools.builtin._rich import bundle_image
 from aimu.tools.results import Image
 
 
@@ -28,7 +27,7 @@ class _Collector:
         self._sink = sink
 
     def publish(self, data: dict[str, Any], metadata: Any = None, *args: Any, **kw: Any) -> None:
-        image = bundle_image(data, "displayed image")
+        image = Image.from_bundle(data, "displayed image")
         if image is not None:
             self._sink(image)
         elif data.get("text/plain"):

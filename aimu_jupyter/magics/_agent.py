@@ -21,6 +21,39 @@ _AGENT_CALL = "get_ipython().run_cell_magic('agent',"
 _FIX_CALL = "get_ipython().run_line_magic('agent_fix',"
 
 
+# The options of a run that %%agent shares with %agent_fix: declared once, read by
+# RunSpec.from_arguments (each ``dest`` is the RunSpec field it sets).
+MODEL = argument(
+    "-m",
+    "--model",
+    help="'provider:model' (e.g. openai:gpt-4o-mini, ollama:qwen3:8b), or the name of a "
+    "notebook variable holding a ModelClient. Default: %%config AimuMagics.model, "
+    "then $AIMU_MODEL.",
+)
+TOOLS = argument(
+    "-t",
+    "--tools",
+    help="Comma list: web, fs, compute, time, misc, all, python (code in this "
+    "notebook's namespace), notebook (variables and cells), %%tool names, or notebook "
+    "variables holding an MCPClient, a tool or a list of tools.",
+)
+APPROVE = argument(
+    "-a",
+    "--approve",
+    dest="tool_approval",
+    metavar="POLICY",
+    help="auto (run every call), ask (ask for every call), deny (refuse calls that "
+    "would ask), or a notebook variable holding a policy(name, arguments). Default: "
+    "reading tools run, tools that write/execute/submit/spawn ask. With --each, "
+    "sample:K asks for the first K rows' calls, then approves the rest like them.",
+)
+NAME = argument(
+    "-n",
+    "--name",
+    help="Continue (or start) the named conversation instead of the notebook's default.",
+)
+
+
 def await_agent_cells(lines: list[str]) -> list[str]:
     """Input transformer: make a ``%%agent`` cell a top-level-await cell.
 
@@ -139,30 +172,9 @@ class AimuMagics(Magics):
         )
 
     @magic_arguments("%agent")
-    @argument(
-        "-m",
-        "--model",
-        help="'provider:model' (e.g. openai:gpt-4o-mini, ollama:qwen3:8b), or the name of a "
-        "notebook variable holding a ModelClient. Default: %%config AimuMagics.model, "
-        "then $AIMU_MODEL.",
-    )
-    @argument(
-        "-t",
-        "--tools",
-        help="Comma list: web, fs, compute, time, misc, all, python (code in this "
-        "notebook's namespace), notebook (variables and cells), %%tool names, or notebook "
-        "variables holding an MCPClient, a tool or a list of tools.",
-    )
-    @argument(
-        "-a",
-        "--approve",
-        dest="tool_approval",
-        metavar="POLICY",
-        help="auto (run every call), ask (ask for every call), deny (refuse calls that "
-        "would ask), or a notebook variable holding a policy(name, arguments). Default: "
-        "reading tools run, tools that write/execute/submit/spawn ask. With --each, "
-        "sample:K asks for the first K rows' calls, then approves the rest like them.",
-    )
+    @MODEL
+    @TOOLS
+    @APPROVE
     @argument(
         "--trust-mcp",
         metavar="NAMES",
@@ -171,11 +183,7 @@ class AimuMagics(Magics):
         "every MCP tool asks, since annotations are the server's own claims.",
     )
     @argument("--new", action="store_true", help="Start a fresh conversation.")
-    @argument(
-        "-n",
-        "--name",
-        help="Continue (or start) the named conversation instead of the notebook's default.",
-    )
+    @NAME
     @argument(
         "-s",
         "--system",

@@ -16,6 +16,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from aimu_jupyter.magics._agent import APPROVE, MODEL, NAME, TOOLS, _parse, magics_of
+
 
 @magics_class
 class AgentCodeMagics(Magics):
@@ -41,16 +43,14 @@ class AgentCodeMagics(Magics):
             %agent_export
             %agent_export --name cleaning
         """
-        from aimu_jupyter.magics._agent import _parse
-
         args = _parse(self.agent_export, line, "%agent_export")
         export_conversation(self._session(), args.name)
 
     @magic_arguments()
-    @argument("-m", "--model", help="'provider:model', as for %%agent.")
-    @argument("-t", "--tools", help="Tools besides python and notebook, as for %%agent.")
-    @argument("-a", "--approve", help="Approval mode or policy, as for %%agent.")
-    @argument("-n", "--name", help="Continue the named conversation.")
+    @MODEL
+    @TOOLS
+    @APPROVE
+    @NAME
     @argument(
         "-e",
         "--error",
@@ -77,12 +77,14 @@ class AgentCodeMagics(Magics):
             %agent_fix --model openai:gpt-4o-mini why is the column missing
             %agent_fix --error failure
         """
-        from aimu_jupyter.magics._agent import _parse
+        from dataclasses import replace
+
         from aimu_jupyter.magics._fix_prompt import fix_prompt, with_fix_tools
         from aimu_jupyter.run import _runner as runner
         from aimu_jupyter.run._spec import RunSpec
 
         args = _parse(self.agent_fix, line, "%agent_fix")
+        spec = RunSpec.from_arguments(args, self.agent_fix.parser)
         session = self._session()
         error = None
         if args.error is not None:
@@ -93,13 +95,11 @@ class AgentCodeMagics(Magics):
                     "an exception (catch one with: except Exception as failure: ...)"
                 )
         prompt = fix_prompt(self.shell, " ".join(args.question), error)
-        tools = with_fix_tools(args.tools if args.tools is not None else session.settings().tools)
-        spec = RunSpec(model=args.model, tools=tools, tool_approval=args.approve, name=args.name)
+        tools = spec.tools if spec.tools is not None else session.settings().tools
+        spec = replace(spec, tools=with_fix_tools(tools))
         return _without_value(runner.run(session, prompt, spec))
 
     def _session(self) -> Any:
-        from aimu_jupyter.magics._agent import magics_of
-
         return magics_of(self.shell).session
 
 

@@ -363,7 +363,7 @@ def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str])
     images; each call's code is kept in the running conversation's code log, for
     ``%agent_export``.
     """
-    from aimu.tools.builtin._python import PythonRunner, describe_modules
+    from aimu.tools.builtin import PythonRunner
     from aimu.tools.decorator import tool
     from aimu_jupyter.kernel_tools._displays import inline_plots_after, notebook_displays
     from aimu_jupyter.kernel_tools._new_cells import running_code_log
@@ -378,7 +378,7 @@ def make_kernel_python_tool(user_ns: dict[str, Any], allowed_imports: list[str])
             log.add(ctx.tool_call_id, code, ok=not outcome.failed)
         return outcome.result()
 
-    python.__doc__ = _PYTHON_DOC.format(**describe_modules(runner.allowed))
+    python.__doc__ = _PYTHON_DOC.format(**runner.doc_fields())
     made = tool(name="python", read_only=False)(python)
     made.__tool_code__ = {"code": "python"}
     return made

@@ -11,8 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from aimu.batch import BatchStats
-from aimu.batch._progress import TextProgress
+from aimu.batch import BatchStats, TextProgress
 
 MIN_INTERVAL = 0.25
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.prices import Price, format_money
-from aimu.models.providers._images import sees_images_spec
 from aimu.secrets import redact
 from aimu.text import data_url, inline_code, markdown_line, markdown_text, visible, visible_line
 
@@ -68,7 +67,9 @@ class RunRecord:
 
     ``apply(chunk)`` folds one chunk in; ``finish(status, error)`` closes the record. Chunks
     of a sub-agent (named ``f"{parent}/{label}@{tool_call_id}"``) are nested under the tool
-    card with that id, as that card's ``children``.
+    card with that id, as that card's ``children``. ``sees_images`` is the run's client's
+    :attr:`~aimu.models.base.ModelClient.sees_images`: for a model that reads text only, a
+    card with images says so once (:data:`UNSEEN`) instead of naming each image.
     """
 
     def __init__(
@@ -77,7 +78,7 @@ class RunRecord:
         model: str,
         agent: str = "agent",
         clock: Callable[[], float] = time.monotonic,
-        sees_images: bool | None = None,
+        sees_images: bool = True,
         price: Price | None = None,
         structured: bool = False,
     ):
@@ -102,7 +103,7 @@ class RunRecord:
         self._started = clock()
         self._ended: float | None = None
         self._tools: dict[int, dict[str, dict[str, Any]]] = {}
-        self._sees_images = sees_images_spec(model) if sees_images is None else sees_images
+        self._sees_images = sees_images
         #: While the run takes messages: the key the lab extension claims its inbox by.
         self.inbox: str | None = None
         #: Names the run, so a frontend can ask the kernel whether it still goes on.

@@ -6,8 +6,9 @@ import base64
 import subprocess
 import sys
 
+from aimu.tools.builtin import PythonRunner
 from aimu.tools.builtin._python import make_python_in_process_tool
-from aimu.tools.results import ToolResult
+from aimu.tools.results import Image, ToolResult
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -116,3 +117,24 @@ def test_the_callers_open_figures_are_neither_captured_nor_closed():
         assert plt.get_fignums() == [mine.number]
     finally:
         plt.close("all")
+
+
+def test_an_image_is_the_first_picture_in_a_mime_bundle():
+    encoded = base64.b64encode(PNG).decode()
+    png = Image.from_bundle({"text/plain": "<Dot>", "image/png": encoded[:8] + "\n" + encoded[8:]})
+    assert (png.mime_type, png.description, base64.b64decode(png.data)) == (
+        "image/png",
+        "image/png",
+        PNG,
+    )
+    svg = Image.from_bundle({"image/svg+xml": "<svg/>"}, "shown")
+    assert (svg.description, base64.b64decode(svg.data)) == ("shown", b"<svg/>")
+    assert Image.from_bundle({"image/jpeg": b"\xff\xd8\xff"}).mime_type == "image/jpeg"
+    assert Image.from_bundle({"text/plain": "no picture"}) is None
+
+
+def test_a_python_runner_is_public_for_building_another_in_process_tool():
+    runner = PythonRunner(allowed_imports=["sympy"])
+    assert runner("x = 2\nx * 3").text == "Result: 6"
+    fields = runner.doc_fields()
+    assert "sympy" in fields["importable"] and fields["chars"] == "16,000"

@@ -208,6 +208,26 @@ def test_agent_fix_without_an_exception_is_a_usage_error(kernel):
     assert "no cell has raised an exception" in result.reply["evalue"]
 
 
+def test_agent_fix_refuses_a_bad_approve_as_an_agent_cell_does(kernel):
+    assert kernel.execute("1 / 0").status == "error"
+    kernel.ok("m = ScriptedClient(['never asked'])")
+    fix = kernel.execute("%agent_fix --model m --approve bogus")
+    cell = kernel.execute("%%agent --model m --approve bogus\nhello")
+    assert fix.status == cell.status == "error"
+    assert fix.reply["evalue"] == cell.reply["evalue"]
+    assert fix.reply["evalue"].startswith("--approve bogus: use auto (run every call)")
+    assert kernel.value("len(m.requests)") == 0
+
+
+def test_agent_fix_help_lists_its_options_in_the_words_of_agent(kernel):
+    page = kernel.ok("%agent_fix?").reply["payload"][0]["data"]["text/plain"]
+    for option in ("--model", "--tools", "--approve", "--name", "--error", "Examples"):
+        assert option in page
+    words = " ".join(page.split())
+    assert "notebook variable holding a ModelClient" in words
+    assert "notebook variable holding a policy(name, arguments)" in words
+
+
 def test_agent_fix_hides_secrets_in_the_traceback(kernel):
     kernel.ok("api_key = 'sk-live-abcdefgh12345'")
     assert kernel.execute("raise RuntimeError(f'bad key {api_key}')").status == "error"

@@ -11,6 +11,7 @@ from IPython.core.error import UsageError
 import aimu_jupyter
 from aimu.models.providers.scripted import ScriptedClient
 from aimu_jupyter.magics._agent import AimuMagics
+from aimu_jupyter.magics._code import AgentCodeMagics
 from aimu_jupyter.run._spec import BatchSpec, RunSpec, keywords
 
 #: What a cell's flags are about, beside the run itself.
@@ -139,3 +140,20 @@ def test_run_agents_signature_lists_every_option():
     assert list(parameters)[:2] == ["prompt", "interpolate"]
     assert set(keywords()) <= set(parameters)
     assert parameters["display"].default is None
+
+
+def test_agent_fix_shares_the_run_options_of_agent_cells_declared_once():
+    def options(parser) -> dict:
+        return {a.dest: (a.option_strings, a.help, a.metavar) for a in parser._actions}
+
+    fix = options(AgentCodeMagics.agent_fix.parser)
+    cell = options(AimuMagics.agent.parser)
+    shared = {"model", "tools", "tool_approval", "name"}
+    assert {dest: fix[dest] for dest in shared} == {dest: cell[dest] for dest in shared}
+    parser = AgentCodeMagics.agent_fix.parser
+    spec = RunSpec.from_arguments(parser.parse_args(shlex.split("-m scripted:x -a deny")), parser)
+    assert (spec.model, spec.tool_approval, spec.label("tool_approval")) == (
+        "scripted:x",
+        "deny",
+        "--approve",
+    )

@@ -44,14 +44,6 @@ def sees_images(provider: str, model: str) -> bool:
     return _TEXT_ONLY.search(name) is None
 
 
-def sees_images_spec(spec: str) -> bool:
-    """:func:`sees_images` for a client name such as ``"openai:gpt-4o@http://..."``."""
-    provider, _, model = spec.partition(":")
-    if "@" in model and "://" in model:
-        model = model.split("@", 1)[0]
-    return sees_images(provider, model)
-
-
 def prepare(messages: list[dict[str, Any]], sees: bool) -> list[dict[str, Any]]:
     """``messages`` with every tool message's images made ready for the model.
 

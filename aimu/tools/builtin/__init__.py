@@ -15,7 +15,9 @@
 
 ``get_webpage`` is another name for ``get_web_content`` (the reference library's name for
 the reader), kept so code written for it runs unchanged; the model sees one tool either way.
-``execute_python_in_process`` is an explicit opt-in, in no group. ``select`` narrows a list.
+``execute_python_in_process`` is an explicit opt-in, in no group; :class:`PythonRunner`, the
+runner behind it, builds other in-process Python tools (the notebook's ``python`` tool is
+one). ``select`` narrows a list.
 The factories bind a tool to a resource or a policy; those whose modules pull heavier
 dependencies (``make_web_tools``, ``make_memory_tools``, ``make_document_tools``,
 ``make_retrieval_tool``,
@@ -28,7 +30,7 @@ from aimu.tools.builtin._calculate import calculate
 from aimu.tools.builtin._compute import execute_python, make_command_tool, run_command
 from aimu.tools.builtin._fs import edit_file, list_directory, read_file, write_file
 from aimu.tools.builtin._misc import echo
-from aimu.tools.builtin._python import execute_python_in_process
+from aimu.tools.builtin._python import PythonRunner, execute_python_in_process
 from aimu.tools.builtin._select import select
 from aimu.tools.builtin._time import convert_time, get_current_date_and_time
 from aimu.tools.builtin._web import (
@@ -67,6 +69,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ALL_TOOLS",
+    "PythonRunner",
     "calculate",
     "compute",
     "convert_time",

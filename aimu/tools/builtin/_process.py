@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from aimu.tools._capture import HEAD, TAIL, HeadTail, join
 from aimu.tools.builtin import _leftovers
-from aimu.tools.builtin._capture import HEAD, TAIL, HeadTail, join
 from aimu.tools.stopping import current_stop
 
 RESULT_LIMIT = 1 << 20

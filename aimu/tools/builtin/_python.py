@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext, redirect_stderr, redirect_stdout
 from typing import NamedTuple
 
-from aimu.tools.builtin._capture import HEAD, TAIL, CappedText
+from aimu.tools._capture import HEAD, TAIL, CappedText
 from aimu.tools.builtin._figures import FigureCapture
 from aimu.tools.builtin._guard import PRELOADED, Outcome, allowed_modules, restricted_builtins, run
 from aimu.tools.builtin._rich import Shown
@@ -101,6 +101,11 @@ class PythonRunner:
         self._displays = displays or _no_displays
         self._lock = threading.Lock()
 
+    def doc_fields(self) -> dict[str, str]:
+        """What a tool docstring says of this runner: ``preloaded``, ``importable`` (the
+        modules) and ``chars`` (the output cap)."""
+        return describe_modules(self.allowed)
+
     def __call__(self, code: str) -> PythonRun:
         out, err, shown = CappedText(), CappedText(), Shown()
         with (
@@ -133,7 +138,7 @@ def make_python_in_process_tool(
         return runner(code).result()
 
     execute_python_in_process.__name__ = execute_python_in_process.__qualname__ = name
-    execute_python_in_process.__doc__ = _IN_PROCESS_DOC.format(**describe_modules(runner.allowed))
+    execute_python_in_process.__doc__ = _IN_PROCESS_DOC.format(**runner.doc_fields())
     made = tool(name=name, read_only=False)(execute_python_in_process)
     made.__tool_code__ = {"code": "python"}
     return made

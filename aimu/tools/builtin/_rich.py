@@ -41,28 +41,9 @@ def value_image(value: Any) -> Image | None:
             continue
         if isinstance(data, tuple):  # (data, metadata)
             data = data[0]
-        image = bundle_image({mime_type: data}, type(value).__name__)
+        image = Image.from_bundle({mime_type: data}, type(value).__name__)
         if image is not None:
             return image
-    return None
-
-
-def bundle_image(bundle: dict[str, Any], label: str = "") -> Image | None:
-    """The first image in a MIME bundle (PNG, JPEG, SVG; bytes or base64 text)."""
-    for mime_type in ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"):
-        data = bundle.get(mime_type)
-        if not data:
-            continue
-        if mime_type == "image/svg+xml":
-            raw = data.encode() if isinstance(data, str) else bytes(data)
-            text = base64.b64encode(raw).decode("ascii")
-        elif isinstance(data, bytes | bytearray):
-            text = base64.b64encode(bytes(data)).decode("ascii")
-        elif isinstance(data, str):
-            text = "".join(data.split())
-        else:
-            continue
-        return Image(text, mime_type, label or mime_type)
     return None
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import mcp_types
 
-from aimu.tools.builtin._capture import HEAD, TAIL, join
+from aimu.tools._capture import cut
 from aimu.tools.results import Image, ToolResult
 
 
@@ -83,13 +83,6 @@ def to_tool_result(
     return MCPResult(
         cut(redact(text)), images, bool(result.is_error), result.content, result.structured_content
     )
-
-
-def cut(text: str) -> str:
-    """``text``, or its head and tail with the gap marked when it is longer than the cap."""
-    if len(text) <= HEAD + TAIL:
-        return text
-    return join(text[:HEAD], text[-TAIL:], len(text) - HEAD - TAIL)
 
 
 def _unwrapped(result: mcp_types.CallToolResult) -> Any:

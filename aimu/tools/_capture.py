@@ -1,7 +1,8 @@
 """Bounded capture of a tool's output: keep the head and the tail, count what is dropped.
 
 The head shows how a run started, the tail how it ended (a test summary, a final traceback);
-the middle of a flood is what a model can best do without.
+the middle of a flood is what a model can best do without. One cap for every tool: the
+built-in ones capture their streams with it, MCP results are cut to it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ def join(head: str, tail: str, dropped: int, unit: str = "characters") -> str:
     if not dropped:
         return head + tail
     return f"{head}\n[... {dropped} {unit} omitted ...]\n{tail}"
+
+
+def cut(text: str) -> str:
+    """``text``, or its head and tail with the gap marked when it is longer than the cap."""
+    if len(text) <= HEAD + TAIL:
+        return text
+    return join(text[:HEAD], text[-TAIL:], len(text) - HEAD - TAIL)
 
 
 class CappedText(io.TextIOBase):
