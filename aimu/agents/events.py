@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from aimu.models.base import Usage
+from aimu.models.chunks import Phase, StreamChunk
 from aimu.secrets import redact_data
 
 logger = logging.getLogger("aimu.agents.events")
@@ -164,6 +166,140 @@ class MessageDelivered(Event):
 
     type: ClassVar[str] = "message_delivered"
     text: str = ""
+
+
+class RunReport:
+    """Every event of one run, derived in one place: from the chunks the run makes and the
+    few facts no chunk carries (the run's start and end, each model call, a compaction).
+
+    The loop hands over each chunk as it makes it (:meth:`chunk`), so an event is sent when
+    its chunk is made, not when a consumer reads it. The totals :class:`RunFinished` reports
+    (model and tool calls, tokens) are counted from what was reported. The four events of
+    every model and tool call are built with positional arguments, in their fields' order,
+    which halves what building them costs.
+    """
+
+    def __init__(self, deliver: Delivery, ids: tuple[str, str, str | None], client: Any):
+        self._deliver = deliver
+        self._ids = ids  # agent, run_id, parent_run_id: what every event starts with
+        self._client = client
+        self._started = time.perf_counter()
+        self._turn_started = 0.0
+        self._calls: dict[tuple[int, str], float] = {}  # when each tool call started
+        self._model_calls = self._input_tokens = self._output_tokens = 0
+
+    def run_started(self, task: str) -> None:
+        self._started = time.perf_counter()
+        self._deliver(RunStarted(*self._ids, 0, task=task, model=self._client.name))
+
+    def model_call_started(self, iteration: int, messages: int, tools: tuple[str, ...]) -> None:
+        self._model_calls += 1
+        client = self._client
+        self._deliver(
+            ModelCallStarted(
+                *self._ids, iteration, time.time(), client.model, client.provider, messages, tools
+            )
+        )
+        self._turn_started = time.perf_counter()
+
+    def model_call_finished(
+        self,
+        iteration: int,
+        usage: Usage,
+        stop_reason: str,
+        tool_calls: int,
+        error: BaseException | None,
+        replayed: bool,
+    ) -> None:
+        self._input_tokens += usage.input_tokens
+        self._output_tokens += usage.output_tokens
+        self._deliver(
+            ModelCallFinished(
+                *self._ids,
+                iteration,
+                time.time(),
+                self._client.model,
+                self._client.provider,
+                time.perf_counter() - self._turn_started,
+                usage.input_tokens,
+                usage.output_tokens,
+                stop_reason,
+                tool_calls,
+                _describe(error),
+                replayed,
+            )
+        )
+
+    def compacted(self, iteration: int, before: int, after: int) -> None:
+        self._deliver(
+            ContextCompacted(*self._ids, iteration, messages_before=before, messages_after=after)
+        )
+
+    def chunk(self, chunk: StreamChunk) -> None:
+        """Report what ``chunk``, one this run made, says (most chunks report nothing)."""
+        phase, content, iteration = chunk.phase, chunk.content, chunk.iteration
+        if phase is Phase.TOOL_CALL:
+            key = (iteration, content["id"])
+            if key not in self._calls:  # an outside agent's call is shown again as it changes
+                self._deliver(
+                    ToolCallStarted(*self._ids, iteration, time.time(), content["id"],
+                                    content["name"], content["arguments"])
+                )  # fmt: skip
+                self._calls[key] = time.perf_counter()
+        elif phase is Phase.TOOL_RESULT:
+            began = self._calls.get((iteration, content["id"]))
+            self._deliver(
+                ToolCallFinished(
+                    *self._ids,
+                    iteration,
+                    time.time(),
+                    content["id"],
+                    content["name"],
+                    0.0 if began is None else time.perf_counter() - began,
+                    content["result"] if content["is_error"] else None,
+                )
+            )
+        elif phase is Phase.APPROVAL_REQUESTED:
+            self._deliver(
+                ApprovalRequested(*self._ids, iteration, call_id=content["id"],
+                                  name=content["name"], arguments=content["arguments"])
+            )  # fmt: skip
+        elif phase is Phase.APPROVAL_DECIDED:
+            self._deliver(
+                ApprovalDecided(*self._ids, iteration, call_id=content["id"], name=content["name"],
+                                approved=content["approved"], reason=content["reason"] or "")
+            )  # fmt: skip
+        elif phase is Phase.USER_MESSAGE:
+            self._deliver(MessageDelivered(*self._ids, iteration, text=content["text"]))
+
+    def run_finished(self, stop_reason: str, failure: BaseException | None) -> None:
+        """Report the run's end; ``failure`` (what ended it early) decides the stop reason."""
+        if failure is not None:
+            stop_reason = "error" if isinstance(failure, Exception) else "interrupted"
+        self._deliver(
+            RunFinished(
+                *self._ids,
+                0,
+                stop_reason=stop_reason,
+                duration_s=time.perf_counter() - self._started,
+                input_tokens=self._input_tokens,
+                output_tokens=self._output_tokens,
+                model_calls=self._model_calls,
+                tool_calls=len(self._calls),
+                error=_describe(failure),
+            )
+        )
+
+    async def drain(self) -> None:
+        await self._deliver.drain()
+
+
+def _describe(error: BaseException | None) -> str | None:
+    """``error`` as an event's ``error`` field: ``"Type: message"``."""
+    if error is None:
+        return None
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class _Emits(Protocol):

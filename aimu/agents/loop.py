@@ -5,20 +5,18 @@ around :class:`AgentCore`; they differ only in how they consume its stream of ch
 
 Before every model turn the loop delivers inbox messages, applies the compaction policy
 and offers the tools loaded so far; each turn is sent with the run's
-:class:`~aimu.models.base.GenerationOptions`. Events go to the run's sink as they happen;
-the four sent on every model and tool call are built with positional arguments, in their
-fields' order, which halves what building them costs.
+:class:`~aimu.models.base.GenerationOptions`. Every chunk the run makes passes its
+:class:`~aimu.agents.events.RunReport` as it is made, which derives the run's events.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
 
 from aimu._checks import whole_number
@@ -80,9 +78,31 @@ class _Run:
     options: GenerationOptions | None
     compaction: Compaction | None
     read_inbox: Callable[[], list[str]] | None
-    emit: ev.Delivery | None
+    report: ev.RunReport | None
     schema: OutputSchema | None
-    ids: tuple[str, str, str | None]  # agent, run_id, parent_run_id: what every event starts with
+    ids: tuple[str, str, str | None]  # agent, run_id, parent_run_id
+
+    def chunk(self, phase: Phase, content: Any, iteration: int) -> StreamChunk:
+        """A chunk of this run's agent, reported to the run's sink as it is made."""
+        made = StreamChunk(phase, content, self.ids[0], iteration)
+        if self.report is not None:
+            self.report.chunk(made)
+        return made
+
+
+@dataclass
+class _Turn:
+    """What one model turn said: its text, the tool calls it asked for, what it cost."""
+
+    parts: list[str] = field(default_factory=list)
+    calls: list[ToolCallRequest] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = ""
+    replayed: str | None = None  # when a response cache answered: the answer's date
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 class AgentCore:
@@ -189,17 +209,13 @@ class AgentCore:
         if not self.messages and self.system_message:
             self.messages.append({"role": "system", "content": self.system_message})
         self.messages.append({"role": "user", "content": task})
-        emit = run.emit
-        started = time.perf_counter()
-        if emit:
-            emit(ev.RunStarted(*run.ids, 0, task=task, model=self.client.name))
+        if run.report:
+            run.report.run_started(task)
         usage = Usage()
-        counts = {"model_calls": 0, "tool_calls": 0}
         stop_reason = "complete"
-        text = ""
+        turn = _Turn()
         output: Any = None
         iteration = rounds = retries = 0
-        completed = False
         failure: BaseException | None = None
         waiting: list[str] = []
         replayed: list[dict[str, Any]] = []
@@ -210,145 +226,128 @@ class AgentCore:
                     waiting += run.read_inbox()
                 for message in waiting:
                     self.messages.append({"role": "user", "content": message})
-                    if emit:
-                        emit(ev.MessageDelivered(*run.ids, iteration, text=message))
-                    yield self._chunk(Phase.USER_MESSAGE, {"text": message}, iteration)
+                    yield run.chunk(Phase.USER_MESSAGE, {"text": message}, iteration)
                 waiting = []
                 if run.compaction is not None:
                     self._compact(run, iteration)
                 await self._reload_changed_tools()
                 tools = self._offered_tools()
                 tools_on = bool(tools) and rounds < self.max_iterations and not retries
-                specs = [fn.__tool_spec__ for fn in tools.values()] if tools_on else None
-                parts: list[str] = []
-                calls: list[ToolCallRequest] = []
-                turn_usage = Usage()
-                turn_stop = ""
-                turn_replayed: str | None = None
-                turn_error: BaseException | None = None
-                counts["model_calls"] += 1
-                if emit:
-                    emit(
-                        ev.ModelCallStarted(
-                            *run.ids,
-                            iteration,
-                            time.time(),
-                            self.client.model,
-                            self.client.provider,
-                            len(self.messages),
-                            tuple(tools) if tools_on else (),
-                        )
-                    )
-                turn_started = time.perf_counter()
-                outside = OutsideTurn(
-                    lambda phase, content, i=iteration: self._chunk(phase, content, i),
-                    lambda calls, answered, i=iteration, offered=tools: self._run_calls(
-                        calls, i, run, offered, answered
-                    ),
-                    run.policy,
-                    emit,
-                    run.ids,
-                    iteration,
-                )
-                try:
-                    turn = self._stream(list(self.messages), specs, run.options)
-                    async with _closing(turn) as stream:
-                        async for event in stream:
-                            if isinstance(event, _OUTSIDE):
-                                async with aclosing(outside.chunks(event)) as chunks:
-                                    async for chunk in chunks:
-                                        yield chunk
-                            elif isinstance(event, TextDelta):
-                                parts.append(event.text)
-                                yield self._chunk(Phase.TEXT, event.text, iteration)
-                            elif isinstance(event, ThinkingDelta):
-                                yield self._chunk(Phase.THINKING, event.text, iteration)
-                            elif isinstance(event, ToolCallRequest):
-                                if tools_on:
-                                    calls.append(with_distinct_id(event, calls))
-                            elif isinstance(event, TurnEnd):
-                                turn_usage += event.usage
-                                turn_stop = event.stop_reason
-                                turn_replayed = event.replayed
-                except BaseException as exc:
-                    turn_error = exc
-                    raise
-                finally:
-                    usage += turn_usage
-                    counts["tool_calls"] += outside.calls
-                    text = "".join(parts)
-                    if parts or calls:
-                        self.messages.append(_assistant_message(text, calls))
-                    if emit:
-                        emit(
-                            ev.ModelCallFinished(
-                                *run.ids,
-                                iteration,
-                                time.time(),
-                                self.client.model,
-                                self.client.provider,
-                                time.perf_counter() - turn_started,
-                                turn_usage.input_tokens,
-                                turn_usage.output_tokens,
-                                turn_stop,
-                                len(calls),
-                                _describe(turn_error),
-                                turn_replayed is not None,
-                            )
-                        )
-                    if turn_replayed is not None:
-                        replayed.append({"iteration": iteration, "answered": turn_replayed})
-                if not calls:
+                turn = _Turn()
+                model_turn = self._model_turn(run, iteration, tools, tools_on, turn)
+                async with aclosing(model_turn) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+                usage += turn.usage
+                if turn.replayed is not None:
+                    replayed.append({"iteration": iteration, "answered": turn.replayed})
+                if not turn.calls:
                     if run.read_inbox is not None and (waiting := run.read_inbox()):
                         continue  # the user spoke while the model answered: it answers that too
                     if run.schema is None:
                         break
-                    output, problem = run.schema.parse(text)
+                    output, problem = run.schema.parse(turn.text)
                     if problem is None:
                         break
-                    if retries >= RETRIES:
-                        raise StructuredOutputError(
-                            f"the model's answer did not match the {run.schema.name} schema "
-                            f"after {RETRIES + 1} tries: {problem}. Last answer: {text[:300]!r}"
-                        )
+                    self._ask_again(run.schema, turn, problem, retries)
                     retries += 1
-                    if not parts:
-                        self.messages.append({"role": "assistant", "content": ""})
-                    self.messages.append(
-                        {"role": "user", "content": run.schema.retry_prompt(problem)}
-                    )
                     continue
                 rounds += 1
                 if rounds >= self.max_iterations:
                     stop_reason = "max_iterations"
-                    note = (
-                        f"Not executed: the limit of {self.max_iterations} tool rounds was "
-                        "reached. Answer now with what you have."
-                    )
-                    for call in calls:
-                        self.messages.append(_tool_message(call, ToolResult.error(note)))
+                    self._refuse_over_the_cap(turn.calls)
                     continue
-                counts["tool_calls"] += len(calls)
-                async with aclosing(self._run_calls(calls, iteration, run, tools)) as chunks:
+                async with aclosing(self._run_calls(turn.calls, iteration, run, tools)) as chunks:
                     async for chunk in chunks:
                         yield chunk
-            completed = True
         except BaseException as exc:
             failure = exc
             raise
         finally:
-            if not completed:
+            if failure is not None:
                 self._close_transcript()
-            if emit:
-                emit(self._run_finished(run, started, usage, counts, stop_reason, failure))
+            if run.report:
+                run.report.run_finished(stop_reason, failure)
                 if failure is None or isinstance(failure, Exception):  # not when cancelled
-                    await emit.drain()
-        done = {"text": text, "usage": usage.to_json(), "stop_reason": stop_reason}
+                    await run.report.drain()
+        done = {"text": turn.text, "usage": usage.to_json(), "stop_reason": stop_reason}
         if replayed:
             done["replayed"] = replayed
         if run.schema is not None:
             done["output"] = output
-        yield self._chunk(Phase.DONE, done, iteration)
+        yield run.chunk(Phase.DONE, done, iteration)
+
+    async def _model_turn(
+        self,
+        run: _Run,
+        iteration: int,
+        tools: Mapping[str, Callable],
+        tools_on: bool,
+        turn: _Turn,
+    ) -> AsyncIterator[StreamChunk]:
+        """Stream one model turn, yielding its chunks and keeping what it said in ``turn``;
+        that joins the transcript however the turn ends. ``tools_on``: the tools are offered."""
+        specs = [fn.__tool_spec__ for fn in tools.values()] if tools_on else None
+        if run.report:
+            offered = tuple(tools) if tools_on else ()
+            run.report.model_call_started(iteration, len(self.messages), offered)
+        outside = OutsideTurn(
+            lambda phase, content: run.chunk(phase, content, iteration),
+            lambda calls, answered: self._run_calls(calls, iteration, run, tools, answered),
+            run.policy,
+        )
+        error: BaseException | None = None
+        try:
+            async with _closing(self._stream(list(self.messages), specs, run.options)) as stream:
+                async for event in stream:
+                    if isinstance(event, _OUTSIDE):
+                        async with aclosing(outside.chunks(event)) as chunks:
+                            async for chunk in chunks:
+                                yield chunk
+                    elif isinstance(event, TextDelta):
+                        turn.parts.append(event.text)
+                        yield run.chunk(Phase.TEXT, event.text, iteration)
+                    elif isinstance(event, ThinkingDelta):
+                        yield run.chunk(Phase.THINKING, event.text, iteration)
+                    elif isinstance(event, ToolCallRequest):
+                        if tools_on:
+                            turn.calls.append(with_distinct_id(event, turn.calls))
+                    elif isinstance(event, TurnEnd):
+                        turn.usage += event.usage
+                        turn.stop_reason = event.stop_reason
+                        turn.replayed = event.replayed
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if turn.parts or turn.calls:
+                self.messages.append(_assistant_message(turn.text, turn.calls))
+            if run.report:
+                replayed = turn.replayed is not None
+                run.report.model_call_finished(
+                    iteration, turn.usage, turn.stop_reason, len(turn.calls), error, replayed
+                )
+
+    def _ask_again(self, schema: OutputSchema, turn: _Turn, problem: str, retries: int) -> None:
+        """Ask the model to correct an answer that does not match ``schema``; once the
+        retries are spent, raise :class:`StructuredOutputError` instead."""
+        if retries >= RETRIES:
+            raise StructuredOutputError(
+                f"the model's answer did not match the {schema.name} schema "
+                f"after {RETRIES + 1} tries: {problem}. Last answer: {turn.text[:300]!r}"
+            )
+        if not turn.parts:
+            self.messages.append({"role": "assistant", "content": ""})
+        self.messages.append({"role": "user", "content": schema.retry_prompt(problem)})
+
+    def _refuse_over_the_cap(self, calls: list[ToolCallRequest]) -> None:
+        """Answer the calls of the turn at the round cap "not executed"."""
+        note = (
+            f"Not executed: the limit of {self.max_iterations} tool rounds was reached. "
+            "Answer now with what you have."
+        )
+        for call in calls:
+            self.messages.append(_tool_message(call, ToolResult.error(note)))
 
     def _prepare(
         self,
@@ -371,15 +370,17 @@ class AgentCore:
         if chosen is not None or merged or response_format is not None:
             options = GenerationOptions(chosen, merged, response_format)
         source = _check_inbox(inbox) if inbox is not None else self.inbox
+        ids = (self.name, uuid.uuid4().hex, self.parent_run_id)
+        deliver = ev.sink_function(events if events is not None else self.events)
         return _Run(
             policy=tool_approval or self.tool_approval,
             deps=deps if deps is not None else self.deps,
             options=options,
             compaction=_check_compaction(compaction) or self.compaction,
             read_inbox=source.reader(self.name) if source is not None else None,
-            emit=ev.sink_function(events if events is not None else self.events),
+            report=ev.RunReport(deliver, ids, self.client) if deliver is not None else None,
             schema=output,
-            ids=(self.name, uuid.uuid4().hex, self.parent_run_id),
+            ids=ids,
         )
 
     def _stream(
@@ -436,15 +437,8 @@ class AgentCore:
             return  # unchanged: the conversation the loop keeps valid
         check_conversation(compacted)
         self.messages[:] = compacted
-        if run.emit:
-            run.emit(
-                ev.ContextCompacted(
-                    *run.ids,
-                    iteration,
-                    messages_before=before,
-                    messages_after=len(compacted),
-                )
-            )
+        if run.report:
+            run.report.compacted(iteration, before, len(compacted))
 
     async def _run_calls(
         self,
@@ -454,7 +448,7 @@ class AgentCore:
         tools: Mapping[str, Callable],
         answered: dict[str, ToolResult] | None = None,
     ) -> AsyncIterator[StreamChunk]:
-        """Dispatch one turn's calls, yielding their events live; answer every call.
+        """Dispatch one turn's calls, yielding their chunks live; answer every call.
 
         With ``answered`` (calls an outside agent made of the run's tools) the results go
         there, not into the transcript.
@@ -464,62 +458,21 @@ class AgentCore:
         running: set[str] = set()
         lock = asyncio.Lock()
         concurrent = self.concurrent_tool_calls and len(calls) > 1
-        sink = run.emit
-        images_sent = [0]  # images of this batch the model will get, as results finish
+        reported = _ResultOrder(calls, self.client)
 
         def emit(phase: Phase | StreamChunk, content: Any) -> None:
-            chunk = (
-                phase if isinstance(phase, StreamChunk) else self._chunk(phase, content, iteration)
-            )
-            if sink and chunk.agent == self.name:
-                if chunk.phase is Phase.APPROVAL_REQUESTED:
-                    sink(
-                        ev.ApprovalRequested(
-                            *run.ids,
-                            iteration,
-                            call_id=content["id"],
-                            name=content["name"],
-                            arguments=content["arguments"],
-                        )
-                    )
-                elif chunk.phase is Phase.APPROVAL_DECIDED:
-                    sink(
-                        ev.ApprovalDecided(
-                            *run.ids,
-                            iteration,
-                            call_id=content["id"],
-                            name=content["name"],
-                            approved=content["approved"],
-                            reason=content["reason"] or "",
-                        )
-                    )
-            queue.put_nowait(chunk)
+            made = phase if isinstance(phase, StreamChunk) else run.chunk(phase, content, iteration)
+            queue.put_nowait(made)
 
         async def run_one(call: ToolCallRequest) -> None:
             code = getattr(tools.get(call.name), "__tool_code__", None)
+            code = dict(code) if isinstance(code, dict) else {}
             emit(
                 Phase.TOOL_CALL,
-                {
-                    "id": call.id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    "code": dict(code) if isinstance(code, dict) else {},
-                },
+                {"id": call.id, "name": call.name, "arguments": call.arguments, "code": code},
             )
-            if sink:
-                sink(
-                    ev.ToolCallStarted(
-                        *run.ids, iteration, time.time(), call.id, call.name, call.arguments
-                    )
-                )
-            began = time.perf_counter()
-            context = ToolContext(
-                deps=run.deps,
-                run_id=run.ids[1],
-                agent=self.name,
-                tool_call_id=call.id,
-                approval=run.policy,
-            )
+            context = ToolContext(deps=run.deps, run_id=run.ids[1], agent=self.name,
+                                  tool_call_id=call.id, approval=run.policy)  # fmt: skip
             try:
                 result = await dispatch(
                     call,
@@ -537,32 +490,8 @@ class AgentCore:
                 message = f"the tool {call.name!r} raised {type(exc).__name__}"
                 raise asyncio.CancelledError(message) from exc
             results[call.id] = result
-            if sink:
-                sink(
-                    ev.ToolCallFinished(
-                        *run.ids,
-                        iteration,
-                        time.time(),
-                        call.id,
-                        call.name,
-                        time.perf_counter() - began,
-                        result.text if result.is_error else None,
-                    )
-                )
-            images = [image.to_json() for image in result.images]
-            unsent = self.client.unsent_images(images, images_sent[0])
-            images_sent[0] += unsent.count("")
-            emit(
-                Phase.TOOL_RESULT,
-                {
-                    "id": call.id,
-                    "name": call.name,
-                    "result": result.text,
-                    "is_error": result.is_error,
-                    "images": images,
-                    "images_unsent": unsent,
-                },
-            )
+            for content in reported.finished(call, result):
+                emit(Phase.TOOL_RESULT, content)
 
         async def run_all() -> None:
             try:
@@ -611,31 +540,6 @@ class AgentCore:
         if self.messages and self.messages[-1].get("role") != "assistant":
             self.messages.append({"role": "assistant", "content": "(This answer was interrupted.)"})
 
-    def _chunk(self, phase: Phase, content: Any, iteration: int) -> StreamChunk:
-        return StreamChunk(phase, content, self.name, iteration)
-
-    def _run_finished(
-        self,
-        run: _Run,
-        started: float,
-        usage: Usage,
-        counts: dict[str, int],
-        stop_reason: str,
-        failure: BaseException | None,
-    ) -> ev.Event:
-        if failure is not None:
-            stop_reason = "error" if isinstance(failure, Exception) else "interrupted"
-        return ev.RunFinished(
-            *run.ids,
-            0,
-            stop_reason=stop_reason,
-            duration_s=time.perf_counter() - started,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            error=_describe(failure),
-            **counts,
-        )
-
 
 _OUTSIDE = (OutsideToolCall, PlanUpdate, PermissionRequest, HostedToolCall)
 
@@ -672,11 +576,50 @@ def _check_inbox(inbox: Any) -> Inbox | None:
     return inbox
 
 
-def _describe(error: BaseException | None) -> str | None:
-    if error is None:
-        return None
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+class _ResultOrder:
+    """The ``TOOL_RESULT`` contents of one batch of calls, each given once it can say which
+    of its images the model will get (``images_unsent``).
+
+    The model's client counts a batch's images in the order of its calls, as the transcript
+    has them, not in the order they finish: a result with images the model may take waits
+    for the results of the calls before it. Any other result is given when it finishes.
+    """
+
+    def __init__(self, calls: list[ToolCallRequest], client: ModelClient):
+        self._client = client
+        self._order = [call.id for call in calls]
+        self._waiting: dict[str, tuple[ToolCallRequest, ToolResult] | None] = {}
+        self._next = 0  # the first call, in order, whose images are not counted yet
+        self._sent = 0  # the images of the calls before it that the model gets
+
+    def finished(self, call: ToolCallRequest, result: ToolResult) -> list[dict[str, Any]]:
+        """The contents ready now that ``call`` has ``result``: its own, unless it must wait,
+        and those of the results that waited for it."""
+        ready = []
+        if result.images and self._client.sees_images:
+            self._waiting[call.id] = (call, result)
+        else:
+            self._waiting[call.id] = None  # the model gets none of its images: nothing to count
+            ready.append(self._content(call, result))
+        while self._next < len(self._order) and self._order[self._next] in self._waiting:
+            waited = self._waiting.pop(self._order[self._next])
+            self._next += 1
+            if waited is not None:
+                ready.append(self._content(*waited))
+        return ready
+
+    def _content(self, call: ToolCallRequest, result: ToolResult) -> dict[str, Any]:
+        images = [image.to_json() for image in result.images]
+        unsent = self._client.unsent_images(images, self._sent)
+        self._sent += unsent.count("")
+        return {
+            "id": call.id,
+            "name": call.name,
+            "result": result.text,
+            "is_error": result.is_error,
+            "images": images,
+            "images_unsent": unsent,
+        }
 
 
 def _closing(stream: Any) -> Any:

@@ -5,7 +5,9 @@ A policy is ``policy(tool_name, arguments)`` returning ``True`` (run it), ``Fals
 of any of these. ``arguments`` are the values the tool will
 receive, already coerced to its declared types. A policy may also have a
 ``requires_approval(tool_name, arguments)`` method: calls it answers ``False`` for run
-without being put to the policy and without an approval record. If that method also takes a
+without being put to the policy and without an approval record; a :class:`Decision` it
+returns decides the call without asking (a standing "Always allow"), recorded as decided
+and never as awaiting approval. If that method also takes a
 ``tool`` parameter, it is given the tool function itself, so it can decide from what the tool
 is (:func:`read_only`) rather than from its name; the notebook's policy works this way.
 """
@@ -94,8 +96,10 @@ def asks_because(tool: Any) -> str:
 
 async def needs_asking(
     policy: Policy, tool_name: str, arguments: dict[str, Any], tool: Any = None
-) -> bool:
-    """Whether ``policy`` must be consulted (and the decision recorded) for this call.
+) -> bool | Decision:
+    """Whether ``policy`` must be consulted (and the decision recorded) for this call, or
+    the :class:`Decision` its ``requires_approval`` made without asking (check it first:
+    a refusal is falsy).
 
     Raises whatever the policy's ``requires_approval`` raises; the caller refuses the call.
     """
@@ -110,7 +114,7 @@ async def needs_asking(
         answer = check(tool_name, arguments)
     if inspect.isawaitable(answer):
         answer = await answer
-    return bool(answer)
+    return _checked(answer) if isinstance(answer, Decision) else bool(answer)
 
 
 def _takes_tool(check: Callable) -> bool:

@@ -122,7 +122,8 @@ async def _approval(
     """Put one call to the policy; ``None`` when it runs without asking.
 
     The policy sees a copy of the coerced arguments, and its ``requires_approval`` sees the
-    tool too. Either one raising refuses the call.
+    tool too. Either one raising refuses the call. A decision ``requires_approval`` made
+    itself is recorded without asking.
     """
     failed = False
     try:
@@ -131,6 +132,12 @@ async def _approval(
         logger.warning("requires_approval failed for tool %r; the call is refused", call.name,
                        exc_info=True)  # fmt: skip
         asking = failed = True
+    if isinstance(asking, Decision):  # decided without asking: a standing "Always allow"
+        emit(
+            Phase.APPROVAL_DECIDED,
+            {"id": call.id, "name": call.name, **decided(asking), "why": asks_because(fn)},
+        )
+        return asking
     if not asking:
         return None
     async with lock:

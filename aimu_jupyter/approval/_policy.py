@@ -86,10 +86,15 @@ class NotebookPolicy:
         #: Where "Always allow" was chosen, by allowance key (shown on the calls it covers).
         self.always_chosen = always_chosen if always_chosen is not None else {}
 
-    def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
-        """Whether this call of ``tool`` is put to the policy (and its decision recorded): a
-        call "Always allow" covers is, and is let through without asking."""
-        return self._standing(tool_name, tool) is not None or self._asks(tool)
+    def requires_approval(
+        self, tool_name: str, arguments: dict[str, Any], tool: Any
+    ) -> bool | Decision:
+        """Whether this call of ``tool`` is put to the policy (and its decision recorded); a
+        call "Always allow" covers is decided at once, without asking: the decision."""
+        chosen = self._standing(tool_name, tool)
+        if chosen is not None:
+            return Decision(True, by="always", chosen_at=chosen)
+        return self._asks(tool)
 
     def unanswered(self, tools: Iterable[Callable]) -> list[Callable]:
         """The ``tools`` whose calls would ask and, with no one there to answer, fall to the
@@ -182,7 +187,9 @@ class AgentPolicy:
         self.policy = policy
         self.agent_name = agent_name
 
-    def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
+    def requires_approval(
+        self, tool_name: str, arguments: dict[str, Any], tool: Any
+    ) -> bool | Decision:
         return self.policy.requires_approval(tool_name, arguments, tool)
 
     def for_agent(self, agent_name: str) -> AgentPolicy:
