@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aimu.batch import current_item
-from aimu.tools.approval import Denied
+from aimu.tools.approval import Decision, Denied
 from aimu_jupyter.approval._panel import SLICE, WIDGET_VIEW, ApprovalPanels
 from aimu_jupyter.approval._policy import NotebookPolicy, allowance
 
@@ -75,7 +75,9 @@ class SampleApproval:
 
     # -- the policy ---------------------------------------------------------------------
 
-    def requires_approval(self, tool_name: str, arguments: dict[str, Any], tool: Any) -> bool:
+    def requires_approval(
+        self, tool_name: str, arguments: dict[str, Any], tool: Any
+    ) -> bool | Decision:
         return self.inner.requires_approval(tool_name, arguments, tool)
 
     def for_agent(self, agent_name: str) -> SampleApproval:
