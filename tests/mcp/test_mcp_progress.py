@@ -18,6 +18,7 @@ import aimu.aio
 from aimu.models.chunks import Phase
 from aimu.models.providers.scripted import ScriptedClient, call
 from aimu.tools import MCPClient
+from aimu.tools.stopping import CallStopped, run_in_thread
 
 PROMPT = 0.5  # seconds within which the server must see the cancellation
 
@@ -114,6 +115,24 @@ async def test_a_cancelled_async_run_cancels_a_sync_clients_call_and_the_client_
         tool_messages = [m for m in agent.messages if m["role"] == "tool"]
         assert len(tool_messages) == 1, "the interrupted call was not answered"
         assert mcp.call_tool("add", {"a": 2, "b": 2}) == "4"
+
+
+async def test_a_sync_call_in_a_cancelled_tool_thread_is_stopped_and_the_client_goes_on(hang):
+    """A sync tool calling the client from a worker thread: cancelling the awaiting task sets
+    the call's stop event, which cancels the request and raises CallStopped in the thread."""
+    stopped = threading.Event()
+
+    def call_from_a_tool(mcp: MCPClient) -> None:
+        try:
+            mcp.call_tool("hang")
+        except CallStopped:
+            stopped.set()
+            raise
+
+    with MCPClient(server=hang.server) as mcp:
+        await hang.cancel_once_started(asyncio.create_task(run_in_thread(call_from_a_tool, mcp)))
+        assert await asyncio.to_thread(stopped.wait, 10)
+        assert mcp.call_tool("add", {"a": 2, "b": 3}) == "5"
 
 
 def test_ctrl_c_in_a_sync_run_cancels_the_request_and_the_client_goes_on(hang, sigint_handled):

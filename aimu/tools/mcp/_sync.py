@@ -1,8 +1,8 @@
 """``MCPClient``: the blocking driver of :class:`AsyncMCPClient`.
 
-It runs the async client on an event loop of its own, in a daemon thread behind an anyio
-blocking portal, so it works the same from a script, a thread, or a Jupyter cell whose
-kernel already runs a loop. Only the I/O edge differs from the async client.
+It runs the async client on an event loop of its own, in a daemon thread (a
+:class:`~aimu._sync.LoopThread`), so it works the same from a script, a thread, or a Jupyter
+cell whose kernel already runs a loop. Only the I/O edge differs from the async client.
 """
 
 from __future__ import annotations
@@ -10,23 +10,19 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
-import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from concurrent.futures import Future
-from contextlib import suppress
 from typing import Any, TypeVar
 
 import mcp_types
-from anyio.from_thread import start_blocking_portal
 
-from aimu._sync import POLL
+from aimu._sync import LoopThread
 from aimu.tools.mcp._client import CLOSE_TIMEOUT, AsyncMCPClient
 from aimu.tools.mcp._results import MCPResult
 from aimu.tools.mcp._tool_list import ToolList
 from aimu.tools.mcp._tools import Progress, check_prefix, sync_tool
-from aimu.tools.stopping import CallStopped, current_stop
+from aimu.tools.stopping import current_stop
 
 T = TypeVar("T")
 
@@ -84,7 +80,7 @@ class MCPClient:
             config, server, file, url, auth, headers,
             timeout=timeout, trust_annotations=trust_annotations,
         )  # fmt: skip
-        self._loop = _LoopThread()
+        self._loop = LoopThread(THREAD_NAME)
         self._closer = weakref.finalize(self, _close, self._loop, self._core.close)
         self._closer.atexit = False
         _OPEN[id(self._loop)] = self._closer
@@ -168,88 +164,33 @@ class MCPClient:
     def _run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
         if not self._closer.alive:
             raise self._core._closed_error()
-        return self._loop.run(fn, *args, **kwargs)
+        return self._loop.run(lambda: fn(*args, **kwargs), stop=current_stop())
 
     async def _start(self, name: str, arguments: dict, progress: Progress) -> MCPResult:
         """A call from another event loop (an agent's): awaited there, run on ours."""
         if not self._closer.alive:
             raise self._core._closed_error()
-        call = self._loop.submit(self._core.call_tool, name, arguments, progress=progress)
+        call = self._loop.submit(lambda: self._core.call_tool(name, arguments, progress=progress))
         return await asyncio.wrap_future(call)
 
 
-class _LoopThread:
-    """An event loop in a daemon thread, entered through an anyio blocking portal."""
-
-    def __init__(self) -> None:
-        self._context = start_blocking_portal(name=THREAD_NAME)
-        self._portal = self._context.__enter__()
-        self._loop = self._portal.call(asyncio.get_running_loop)
-        self._thread_id = self._portal.call(threading.get_ident)
-
-    def run(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn(*args)`` on the loop and wait; an interrupt cancels it there too.
-
-        Calls go straight to the portal's loop (half the cost of a portal task per call);
-        the portal owns the thread and the loop's lifetime.
-        """
-        future = self.submit(fn, *args, **kwargs)
-        stop = current_stop()
-        try:
-            while not future.done():  # in slices, so Ctrl-C and a cancelled call are seen at once
-                with suppress(TimeoutError):
-                    future.result(timeout=POLL)
-                if stop is not None and stop.is_set() and not future.done():
-                    raise CallStopped("the MCP call was cancelled")
-        except BaseException:
-            future.cancel()
-            raise
-        return future.result()
-
-    def submit(
-        self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any
-    ) -> Future[T]:
-        """Start ``fn(*args, **kwargs)`` on the loop; cancelling the future cancels it there."""
-        return asyncio.run_coroutine_threadsafe(fn(*args, **kwargs), self._loop)
-
-    def stop(self, last: Callable[[], Awaitable[Any]], wait: bool = True) -> threading.Thread:
-        """Run ``last`` on the loop, then end the loop and its thread; return the thread
-        doing it.
-
-        With ``wait``, waits at most a few seconds: a server that will not let go is abandoned
-        to the daemon thread rather than hanging the caller (or the interpreter's exit).
-        """
-
-        def shut_down() -> None:
-            with suppress(Exception):
-                self._portal.call(last)
-            with suppress(RuntimeError):
-                self._portal.call(self._portal.stop, True)
-            self._context.__exit__(None, None, None)
-
-        closer = threading.Thread(target=shut_down, name=f"{THREAD_NAME}-close", daemon=True)
-        closer.start()
-        if wait and threading.get_ident() != self._thread_id:  # the loop cannot wait on itself
-            closer.join(CLOSE_TIMEOUT + 2)
-        return closer
-
-
 def _close(
-    loop: _LoopThread, last: Callable[[], Awaitable[Any]], wait: bool = True
-) -> threading.Thread:
+    loop: LoopThread, last: Callable[[], Awaitable[Any]], timeout: float = CLOSE_TIMEOUT + 2
+) -> None:
     _OPEN.pop(id(loop), None)
-    return loop.stop(last, wait)
+    loop.close(last, timeout)
 
 
 @atexit.register
 def _close_all_at_exit() -> None:
     """Close the clients still open at exit all at once, giving up after one deadline."""
-    closers = []
+    loops = []
     for finalizer in list(_OPEN.values()):
         detached = finalizer.detach()
         if detached is not None:
-            _, close, args, _ = detached
-            closers.append(close(*args, wait=False))
+            _, close, (loop, last), _ = detached
+            close(loop, last, timeout=0)
+            loops.append(loop)
     deadline = time.monotonic() + CLOSE_TIMEOUT + 2
-    for closer in closers:
-        closer.join(max(0.0, deadline - time.monotonic()))
+    for loop in loops:
+        loop.join(max(0.0, deadline - time.monotonic()))
