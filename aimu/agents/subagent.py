@@ -27,21 +27,23 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aimu._checks import positive_number, whole_number
+from aimu._checks import whole_number
 from aimu._sync import iterate
+from aimu.agents._subagent_spec import MAX_TIMEOUT as MAX_TIMEOUT
+from aimu.agents._subagent_spec import MIN_TIMEOUT as MIN_TIMEOUT
+from aimu.agents._subagent_spec import SPEC_KEYS as SPEC_KEYS
+from aimu.agents._subagent_spec import Factory, Profile, check_timeout, profiles
 from aimu.agents.compaction import Compaction
 from aimu.agents.events import EventSink, sink_function
 from aimu.agents.inbox import Inbox
-from aimu.agents.loop import AgentCore, check_generate_kwargs, check_thinking
+from aimu.agents.loop import AgentCore
 from aimu.models.base import ModelClient
 from aimu.models.chunks import Phase, StreamChunk
 from aimu.models.errors import ContextOverflowError
 from aimu.models.registry import client as build_client
-from aimu.models.registry import providers
 from aimu.tools.approval import Policy, approve_all
 from aimu.tools.context import ToolContext
 from aimu.tools.decorator import tool
-from aimu.tools.groups import ToolGroup, check_groups
 
 logger = logging.getLogger("aimu.agents.subagent")
 
@@ -50,48 +52,13 @@ DEFAULT_SUBAGENT_SYSTEM_MESSAGE = (
     "that task and use your tools where they help. Finish with a complete, self-contained "
     "answer: the agent that delegated the task sees nothing but your final message."
 )
-
-SPEC_KEYS = frozenset(
-    {
-        "system_message",
-        "description",
-        "tools",
-        "model",
-        "model_options",
-        "thinking",
-        "generate_kwargs",
-        "max_iterations",
-        "compaction",
-        "inbox",
-        "tool_groups",
-        "tool_approval",
-    }
-)
-MIN_TIMEOUT, MAX_TIMEOUT = 1, 900
 _END = object()
 
 
 @dataclass(frozen=True)
-class _Profile:
-    """What one kind of sub-agent is made of, checked at factory time."""
-
-    label: str
-    system_message: str
-    description: str
-    tools: dict[str, Callable]
-    model: str | ModelClient
-    model_options: dict[str, Any]
-    max_iterations: int
-    tool_approval: Policy | None
-    compaction: Compaction | None = None
-    inbox: Inbox | None = None
-    thinking: bool | str | None = None
-    generate_kwargs: dict[str, Any] | None = None
-    tool_groups: tuple[ToolGroup, ...] = ()
-
-
-@dataclass(frozen=True)
 class _Limits:
+    """How every sub-agent of one factory runs, whatever its kind and at every depth."""
+
     timeout: float
     concurrent_tool_calls: bool
     deps: Any
@@ -149,197 +116,201 @@ def make_subagent_tool(
         raise ValueError("tool_name must be a non-empty string")
     whole_number(max_depth, "max_depth")
     whole_number(max_iterations, "max_iterations")
-    positive_number(timeout, "timeout", unit="seconds")
-    if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
-        raise ValueError(
-            f"timeout must be between {MIN_TIMEOUT} and {MAX_TIMEOUT} seconds, not {timeout!r}"
-        )
-    _check_policy(tool_approval, "tool_approval")
-    _check_model(model, {}, "model")
-    _check_compaction(compaction, "compaction")
-    _check_inbox(inbox, "inbox")
+    limits = _Limits(check_timeout(timeout), concurrent_tool_calls, deps, events)
+    factory = Factory(model, max_iterations, tool_approval, compaction, inbox)
     sink_function(events)
-    limits = _Limits(float(timeout), concurrent_tool_calls, deps, events)
-    allowlist = _tool_index(tools or (), "tools")
+    offered = profiles(factory, system_message, tools, agent_types)
+    return _spawn_tool(offered, agent_types is not None, limits, tool_name, max_depth)
 
-    if agent_types is None:
-        if not isinstance(system_message, str):
-            raise TypeError("system_message must be a string")
-        profiles = {
-            "subagent": _Profile(
-                label="subagent",
-                system_message=system_message,
-                description="",
-                tools=allowlist,
-                model=model,
-                model_options={},
-                max_iterations=max_iterations,
-                tool_approval=tool_approval,
-                compaction=compaction,
-                inbox=inbox,
-            )
-        }
+
+def _spawn_tool(
+    offered: dict[str, Profile], typed: bool, limits: _Limits, tool_name: str, depth: int
+) -> Callable:
+    """The tool of one level; with ``depth`` > 1 its sub-agents get the next level's."""
+    nested = _spawn_tool(offered, typed, limits, tool_name, depth - 1) if depth > 1 else None
+    spawner = _Spawner(limits, nested)
+    if typed:
+        spawn = _typed_entry(spawner, offered)
     else:
-        if not isinstance(agent_types, Mapping) or not agent_types:
-            raise ValueError("agent_types must be a non-empty dict of name -> spec")
-        factory = _Factory(model, max_iterations, tool_approval, compaction, inbox)
-        profiles = {name: _profile(name, spec, factory) for name, spec in agent_types.items()}
-
-    nested = None
-    if max_depth > 1:
-        nested = make_subagent_tool(
-            model,
-            system_message=system_message,
-            tools=list(allowlist.values()),
-            agent_types=agent_types,
-            max_depth=max_depth - 1,
-            max_iterations=max_iterations,
-            concurrent_tool_calls=concurrent_tool_calls,
-            deps=deps,
-            tool_approval=tool_approval,
-            tool_name=tool_name,
-            timeout=timeout,
-            events=events,
-            compaction=compaction,
-            inbox=inbox,
-        )
-    running: dict[str, AgentCore] = {}
-
-    def start(profile: _Profile, task: str, requested: list[str] | None, ctx: ToolContext):
-        return _run_subagent(profile, task, requested, ctx, limits, nested, running)
-
-    def answer(profile: _Profile, task: str, requested: list[str] | None) -> str:
-        """A direct call: run the sub-agent to the end and return what a model would read."""
-        ctx = ToolContext(tool_call_id=f"direct-{uuid.uuid4().hex[:8]}")
-        last: Any = None
-        for chunk in iterate(lambda: start(profile, task, requested, ctx)):
-            last = chunk
-        return last.content["text"]
-
-    if agent_types is None:
-        profile = profiles["subagent"]
-
-        def spawn_generic(
-            task: str, tools: list[str] | None = None, ctx: ToolContext | None = None
-        ) -> Any:
-            if ctx is None:
-                return answer(profile, task, tools)
-            return start(profile, task, tools, ctx)
-
-        spawn = spawn_generic
-        spawn.__doc__ = _generic_doc(profile, limits)
-    else:
-        AgentType = Literal[tuple(profiles)]
-
-        def spawn_typed(
-            agent_type: AgentType,
-            task: str,
-            tools: list[str] | None = None,
-            ctx: ToolContext | None = None,
-        ) -> Any:
-            chosen = profiles.get(agent_type)
-            if chosen is None:
-                return f"Unknown agent type {agent_type!r}. Choose one of: {', '.join(profiles)}."
-            if ctx is None:
-                return answer(chosen, task, tools)
-            return start(chosen, task, tools, ctx)
-
-        spawn = spawn_typed
-        spawn.__doc__ = _typed_doc(profiles, limits)
+        spawn = _generic_entry(spawner, offered["subagent"])
     spawn.__name__ = spawn.__qualname__ = tool_name
     spawn = tool(name=tool_name, read_only=False)(spawn)
     # Through an agent (ctx given) it returns the sub-agent's chunk stream: dispatch streams it.
     spawn.__tool_is_async__ = spawn.__tool_is_streaming__ = True
-    spawn.running = running
+    spawn.running = spawner.running
     return spawn
 
 
-async def _run_subagent(
-    profile: _Profile,
-    task: str,
-    requested: list[str] | None,
-    ctx: ToolContext,
-    limits: _Limits,
-    nested: Callable | None,
-    running: dict[str, AgentCore],
-) -> AsyncIterator[StreamChunk]:
-    """Run one sub-agent, forwarding its chunks; end with a DONE chunk carrying the result."""
-    name = f"{ctx.agent}/{profile.label}@{ctx.tool_call_id}"
-    granted, dropped = _grant(profile.tools, requested)
-    if dropped:
-        logger.warning(
-            "sub-agent %s: dropped requested tools outside its allowlist: %s",
-            name,
-            ", ".join(dropped),
-        )
-    child_tools = list(granted.values()) + ([nested] if nested is not None else [])
-    client = _fresh_client(profile)
-    child = AgentCore(
-        client,
-        system_message=profile.system_message,
-        tools=child_tools,
-        tool_approval=_policy_for(profile.tool_approval, ctx.approval, name),
-        max_iterations=profile.max_iterations,
-        concurrent_tool_calls=limits.concurrent_tool_calls,
-        deps=limits.deps if limits.deps is not None else ctx.deps,
-        name=name,
-        thinking=profile.thinking,
-        generate_kwargs=profile.generate_kwargs,
-        compaction=profile.compaction,
-        inbox=profile.inbox,
-        tool_groups=profile.tool_groups,
-        events=limits.events,
-    )
-    child.parent_run_id = ctx.run_id or None
-    child.threaded_tools = True  # its deadline and an interrupt must reach a blocking tool
-    running[name] = child
-    chunks: asyncio.Queue = asyncio.Queue()
-    runner = asyncio.ensure_future(_pump(child, task, chunks))
-    runner.add_done_callback(lambda _: chunks.put_nowait(_END))
-    deadline = asyncio.get_running_loop().time() + limits.timeout
-    done: dict[str, Any] = {}
-    failure = ""
-    iteration = 0
-    try:
-        while True:
-            timer = asyncio.timeout_at(deadline)
-            try:
-                async with timer:
-                    chunk = await chunks.get()
-            except TimeoutError:
-                if not timer.expired():
-                    raise
-                failure = (
-                    f"The sub-agent timed out after {limits.timeout:g} s and was stopped before "
-                    "it answered. Give it a smaller task, or do the work yourself."
-                )
-                break
-            if chunk is _END:
-                failure = _failure(runner)
-                break
-            iteration = chunk.iteration
-            if chunk.phase is Phase.DONE and chunk.agent == name:
-                done = chunk.content
-                continue
-            yield chunk
-    finally:
+def _generic_entry(spawner: "_Spawner", profile: Profile) -> Callable:
+    def spawn(task: str, tools: list[str] | None = None, ctx: ToolContext | None = None) -> Any:
+        return spawner(profile, task, tools, ctx)
+
+    spawn.__doc__ = _generic_doc(profile, spawner.limits)
+    return spawn
+
+
+def _typed_entry(spawner: "_Spawner", offered: dict[str, Profile]) -> Callable:
+    AgentType = Literal[tuple(offered)]
+
+    def spawn(
+        agent_type: AgentType,
+        task: str,
+        tools: list[str] | None = None,
+        ctx: ToolContext | None = None,
+    ) -> Any:
+        chosen = offered.get(agent_type)
+        if chosen is None:
+            return f"Unknown agent type {agent_type!r}. Choose one of: {', '.join(offered)}."
+        return spawner(chosen, task, tools, ctx)
+
+    spawn.__doc__ = _typed_doc(offered, spawner.limits)
+    return spawn
+
+
+class _Spawner:
+    """Runs one spawn tool's sub-agents; ``running`` maps the names of those running now."""
+
+    def __init__(self, limits: _Limits, nested: Callable | None):
+        self.limits = limits
+        self.nested = nested
+        self.running: dict[str, AgentCore] = {}
+
+    def __call__(
+        self, profile: Profile, task: str, requested: list[str] | None, ctx: ToolContext | None
+    ) -> Any:
+        """Through an agent (``ctx`` given) the sub-agent's chunks; called directly its answer."""
+        if ctx is None:
+            return self._answer(profile, task, requested)
+        return self._stream(profile, task, requested, ctx)
+
+    def _answer(self, profile: Profile, task: str, requested: list[str] | None) -> str:
+        """A direct call: run the sub-agent to the end and return what a model would read."""
+        ctx = ToolContext(tool_call_id=f"direct-{uuid.uuid4().hex[:8]}")
+        last: Any = None
+        for chunk in iterate(lambda: self._stream(profile, task, requested, ctx)):
+            last = chunk
+        return last.content["text"]
+
+    async def _stream(
+        self, profile: Profile, task: str, requested: list[str] | None, ctx: ToolContext
+    ) -> AsyncIterator[StreamChunk]:
+        """Run one sub-agent, forwarding its chunks; end with a DONE chunk carrying the result."""
+        run = _Run(profile, requested, ctx, self.limits, self.nested)
+        self.running[run.name] = run.child
         try:
+            async with aclosing(run.forward(task)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+        finally:
+            self.running.pop(run.name, None)
+            await _close_client(run.client)
+        yield run.result()
+
+
+class _Run:
+    """One spawned sub-agent: built on a fresh client, run to its deadline, reported on."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        requested: list[str] | None,
+        ctx: ToolContext,
+        limits: _Limits,
+        nested: Callable | None,
+    ):
+        self.name = f"{ctx.agent}/{profile.label}@{ctx.tool_call_id}"
+        self.profile = profile
+        self.timeout = limits.timeout
+        self.granted, self.dropped = _grant(profile.tools, requested)
+        if self.dropped:
+            logger.warning(
+                "sub-agent %s: dropped requested tools outside its allowlist: %s",
+                self.name,
+                ", ".join(self.dropped),
+            )
+        self.client = _fresh_client(profile)
+        self.child = AgentCore(
+            self.client,
+            system_message=profile.system_message,
+            tools=list(self.granted.values()) + ([nested] if nested is not None else []),
+            tool_approval=_policy_for(profile.tool_approval, ctx.approval, self.name),
+            max_iterations=profile.max_iterations,
+            concurrent_tool_calls=limits.concurrent_tool_calls,
+            deps=limits.deps if limits.deps is not None else ctx.deps,
+            name=self.name,
+            thinking=profile.thinking,
+            generate_kwargs=profile.generate_kwargs,
+            compaction=profile.compaction,
+            inbox=profile.inbox,
+            tool_groups=profile.tool_groups,
+            events=limits.events,
+        )
+        self.child.parent_run_id = ctx.run_id or None
+        self.child.threaded_tools = True  # its deadline and an interrupt must reach a blocking tool
+        self.done: dict[str, Any] = {}
+        self.failure = ""
+        self.iteration = 0
+
+    async def forward(self, task: str) -> AsyncIterator[StreamChunk]:
+        """Run the sub-agent until it ends or its time is up; yield its chunks but its DONE."""
+        chunks: asyncio.Queue = asyncio.Queue()
+        runner = asyncio.ensure_future(_pump(self.child, task, chunks))
+        runner.add_done_callback(lambda _: chunks.put_nowait(_END))
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        try:
+            while True:
+                timer = asyncio.timeout_at(deadline)
+                try:
+                    async with timer:
+                        chunk = await chunks.get()
+                except TimeoutError:
+                    if not timer.expired():
+                        raise
+                    self.failure = (
+                        f"The sub-agent timed out after {self.timeout:g} s and was stopped "
+                        "before it answered. Give it a smaller task, or do the work yourself."
+                    )
+                    return
+                if chunk is _END:
+                    self.failure = _failure(runner)
+                    return
+                self.iteration = chunk.iteration
+                if chunk.phase is Phase.DONE and chunk.agent == self.name:
+                    self.done = chunk.content
+                    continue
+                yield chunk
+        finally:
             if not runner.done():
                 runner.cancel()
             await asyncio.gather(runner, return_exceptions=True)
-        finally:
-            running.pop(name, None)
-            await _close_client(client)
-    yield StreamChunk(
-        Phase.DONE,
-        {
-            "text": _result_text(profile, done, failure, dropped, granted),
-            "usage": done.get("usage", {"input_tokens": 0, "output_tokens": 0}),
-            "stop_reason": done.get("stop_reason", "interrupted"),
-        },
-        name,
-        iteration,
-    )
+
+    def result(self) -> StreamChunk:
+        """The DONE chunk the parent model reads, with the sub-agent's usage."""
+        content = {
+            "text": self._text(),
+            "usage": self.done.get("usage", {"input_tokens": 0, "output_tokens": 0}),
+            "stop_reason": self.done.get("stop_reason", "interrupted"),
+        }
+        return StreamChunk(Phase.DONE, content, self.name, self.iteration)
+
+    def _text(self) -> str:
+        """The answer, or why there is none, plus any notes."""
+        parts = []
+        if self.dropped:
+            parts.append(
+                "[Requested tools not allowed for this sub-agent were dropped: "
+                f"{', '.join(self.dropped)}. It had: {', '.join(self.granted) or 'no tools'}.]"
+            )
+        if self.failure:
+            parts.append(self.failure)
+        else:
+            parts.append(self.done.get("text") or "(The sub-agent finished without an answer.)")
+            if self.done.get("stop_reason") == "max_iterations":
+                parts.append(
+                    f"[The sub-agent reached its limit of {self.profile.max_iterations} tool "
+                    "rounds; this answer may be incomplete.]"
+                )
+        return "\n\n".join(parts)
 
 
 async def _pump(child: AgentCore, task: str, chunks: asyncio.Queue) -> None:
@@ -372,32 +343,6 @@ def _overflow_result(exc: ContextOverflowError) -> str:
     )
 
 
-def _result_text(
-    profile: _Profile,
-    done: dict[str, Any],
-    failure: str,
-    dropped: list[str],
-    granted: dict[str, Callable],
-) -> str:
-    """What the parent model reads: the answer, or why there is none, plus any notes."""
-    parts = []
-    if dropped:
-        parts.append(
-            f"[Requested tools not allowed for this sub-agent were dropped: {', '.join(dropped)}."
-            f" It had: {', '.join(granted) or 'no tools'}.]"
-        )
-    if failure:
-        parts.append(failure)
-    else:
-        parts.append(done.get("text") or "(The sub-agent finished without an answer.)")
-        if done.get("stop_reason") == "max_iterations":
-            parts.append(
-                f"[The sub-agent reached its limit of {profile.max_iterations} tool rounds; "
-                "this answer may be incomplete.]"
-            )
-    return "\n\n".join(parts)
-
-
 def _grant(
     allowlist: dict[str, Callable], requested: list[str] | None
 ) -> tuple[dict[str, Callable], list[str]]:
@@ -409,7 +354,7 @@ def _grant(
     return granted, dropped
 
 
-def _fresh_client(profile: _Profile) -> ModelClient:
+def _fresh_client(profile: Profile) -> ModelClient:
     if isinstance(profile.model, ModelClient):
         return profile.model.clone()
     return build_client(profile.model, **profile.model_options)
@@ -438,122 +383,6 @@ def _policy_for(policy: Policy | None, inherited: Policy | None, agent_name: str
     return bind(agent_name) if callable(bind) else chosen
 
 
-@dataclass(frozen=True)
-class _Factory:
-    """The factory-level tier a typed spec falls back on."""
-
-    model: str | ModelClient
-    max_iterations: int
-    tool_approval: Policy | None
-    compaction: Compaction | None
-    inbox: Inbox | None
-
-
-def _profile(name: Any, spec: Any, factory: _Factory) -> _Profile:
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"agent_types names must be non-empty strings, not {name!r}")
-    if not isinstance(spec, Mapping):
-        raise TypeError(f"agent_types[{name!r}] must be a dict, not {type(spec).__name__}")
-    unknown = sorted(set(spec) - SPEC_KEYS)
-    label = f"agent_types[{name!r}]"
-    if unknown:
-        raise ValueError(
-            f"{label} has unknown keys: {', '.join(map(str, unknown))}; "
-            f"allowed keys are {', '.join(sorted(SPEC_KEYS))}"
-        )
-    system_message = spec.get("system_message")
-    if not isinstance(system_message, str) or not system_message.strip():
-        raise ValueError(f"{label} needs a 'system_message' string")
-    description = spec.get("description", "")
-    if not isinstance(description, str):
-        raise TypeError(f"{label}['description'] must be a string")
-    spec_model = spec.get("model", factory.model)
-    options = spec.get("model_options") or {}
-    if not isinstance(options, Mapping):
-        raise TypeError(f"{label}['model_options'] must be a dict")
-    _check_model(spec_model, options, f"{label}['model']")
-    iterations = spec.get("max_iterations", factory.max_iterations)
-    whole_number(iterations, f"{label}['max_iterations']")
-    if "tool_approval" in spec:
-        policy = spec["tool_approval"]
-        _check_policy(policy, f"{label}['tool_approval']")
-        policy = approve_all if policy is None else policy
-    else:
-        policy = factory.tool_approval
-    compaction = spec.get("compaction", factory.compaction)  # membership: None turns it off
-    _check_compaction(compaction, f"{label}['compaction']")
-    inbox = spec.get("inbox", factory.inbox)
-    _check_inbox(inbox, f"{label}['inbox']")
-    try:
-        thinking = check_thinking(spec.get("thinking"))
-        generate_kwargs = spec.get("generate_kwargs")
-        if generate_kwargs is not None:
-            generate_kwargs = check_generate_kwargs(generate_kwargs)
-        groups = tuple(check_groups(spec.get("tool_groups"), f"{label}['tool_groups']"))
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{label}: {exc}") from None
-    tools = _tool_index(spec.get("tools") or (), f"{label}['tools']")
-    return _Profile(
-        name,
-        system_message,
-        description,
-        tools,
-        spec_model,
-        dict(options),
-        iterations,
-        policy,
-        compaction=compaction,
-        inbox=inbox,
-        thinking=thinking,
-        generate_kwargs=generate_kwargs,
-        tool_groups=groups,
-    )
-
-
-def _tool_index(tools: Iterable[Callable], label: str) -> dict[str, Callable]:
-    if callable(tools) or isinstance(tools, str | bytes):
-        raise TypeError(f"{label} must be a list of tools")
-    index: dict[str, Callable] = {}
-    for fn in tools:
-        spec = getattr(fn, "__tool_spec__", None)
-        if spec is None:
-            raise TypeError(f"{label}: {fn!r} is not a tool; decorate it with @aimu.tool")
-        index[spec["function"]["name"]] = fn
-    return index
-
-
-def _check_model(model: Any, options: Mapping[str, Any], label: str) -> None:
-    if isinstance(model, ModelClient):
-        if type(model).clone is ModelClient.clone:
-            raise TypeError(
-                f"{label}: {type(model).__name__} cannot be cloned, and every sub-agent needs "
-                "its own client; pass a 'provider:model' string instead"
-            )
-        if options:
-            raise ValueError(f"{label}: model_options need a 'provider:model' string")
-    elif not isinstance(model, str) or not model.strip():
-        raise TypeError(f"{label} must be a 'provider:model' string or a ModelClient")
-    elif (provider := model.strip().partition(":")[0]) not in providers():
-        raise ValueError(
-            f"{label}: unknown model provider {provider!r}; use one of: {', '.join(providers())}"
-        )
-
-
-def _check_compaction(compaction: Any, label: str) -> None:
-    if compaction is not None and not callable(compaction):
-        raise TypeError(f"{label} must be a callable messages -> messages, or None")
-
-
-def _check_inbox(inbox: Any, label: str) -> None:
-    if inbox is not None and not callable(getattr(inbox, "reader", None)):
-        raise TypeError(f"{label} must be an aimu.agents.Inbox, or None")
-
-
-def _check_policy(policy: Any, label: str) -> None:
-    if policy is not None and not callable(policy):
-        raise TypeError(f"{label} must be a callable policy(tool_name, arguments) or None")
-
-
 def _tools_line(tools: dict[str, Callable]) -> str:
     if not tools:
         return "It has no tools."
@@ -571,7 +400,7 @@ Args:
     tools: Names of the tools to give it (a subset of those it may have); omit for all."""
 
 
-def _generic_doc(profile: _Profile, limits: _Limits) -> str:
+def _generic_doc(profile: Profile, limits: _Limits) -> str:
     return (
         "Delegate a self-contained task to a fresh sub-agent and return its final answer. "
         f"{_tools_line(profile.tools)} It stops after {limits.timeout:g} seconds."
@@ -579,10 +408,10 @@ def _generic_doc(profile: _Profile, limits: _Limits) -> str:
     )
 
 
-def _typed_doc(profiles: dict[str, _Profile], limits: _Limits) -> str:
+def _typed_doc(offered: dict[str, Profile], limits: _Limits) -> str:
     lines = [
         f"- {name}: {p.description or 'specialist'} ({', '.join(p.tools) or 'no tools'})"
-        for name, p in profiles.items()
+        for name, p in offered.items()
     ]
     return (
         "Delegate a self-contained task to a fresh specialist sub-agent and return its final "

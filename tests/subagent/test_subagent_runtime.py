@@ -241,3 +241,40 @@ def test_an_overflow_names_the_sub_agents_window():
                   if c.phase is Phase.TOOL_RESULT and c.agent == "agent")  # fmt: skip
     assert "own context window of 8192 tokens filled up" in result
     assert "shorten the conversation" not in result
+
+
+# --- nesting: every level offers the factory's specialists -----------------------------------
+
+
+def test_a_specialists_own_spawn_tool_offers_every_specialist_and_tracks_its_own_runs():
+    seen = {}
+
+    @tool
+    def peek() -> str:
+        """Note which sub-agents each level of spawn tool has running."""
+        (lead,) = spawn.running.values()
+        seen["outer"] = list(spawn.running)
+        seen["inner"] = list(lead.tools["spawn_subagent"].running)
+        return "peeked"
+
+    grandchild_call = {"id": "g1", **call("spawn_subagent", agent_type="helper", task="sub")}
+    lead_model = Child([reply(tool_calls=[grandchild_call]), "led"])
+    helper_model = Child([call("peek"), "helped"])
+    spawn = make_subagent_tool(Child(), max_depth=2, agent_types={
+        "lead": {"system_message": "Lead.", "tools": [lookup], "model": lead_model},
+        "helper": {"system_message": "Help.", "tools": [peek], "model": helper_model},
+    })  # fmt: skip
+    parent = Agent(ScriptedClient([spawn_as("lead"), "done"]), tools=[spawn])
+
+    assert parent.run("go") == "done"
+
+    lead_request = lead_model.clones[0].requests[0]
+    offered = {spec["function"]["name"]: spec["function"] for spec in lead_request["tools"]}
+    assert sorted(offered) == ["lookup", "spawn_subagent"]
+    nested_kinds = offered["spawn_subagent"]["parameters"]["properties"]["agent_type"]["enum"]
+    assert nested_kinds == ["lead", "helper"]
+    helper_request = helper_model.clones[0].requests[0]
+    assert helper_request["messages"][0]["content"] == "Help."
+    assert [spec["function"]["name"] for spec in helper_request["tools"]] == ["peek"]
+    assert seen == {"outer": ["agent/lead@s1"], "inner": ["agent/lead@s1/helper@g1"]}
+    assert result_of(parent) == "led" and spawn.running == {}
