@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import aclosing, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
@@ -255,7 +255,8 @@ class AgentCore:
                 rounds += 1
                 if rounds >= self.max_iterations:
                     stop_reason = "max_iterations"
-                    self._refuse_over_the_cap(turn.calls)
+                    for chunk in self._refused_over_the_cap(run, turn.calls, iteration):
+                        yield chunk
                     continue
                 async with aclosing(self._run_calls(turn.calls, iteration, run, tools)) as chunks:
                     async for chunk in chunks:
@@ -340,14 +341,20 @@ class AgentCore:
             self.messages.append({"role": "assistant", "content": ""})
         self.messages.append({"role": "user", "content": schema.retry_prompt(problem)})
 
-    def _refuse_over_the_cap(self, calls: list[ToolCallRequest]) -> None:
-        """Answer the calls of the turn at the round cap "not executed"."""
+    def _refused_over_the_cap(
+        self, run: _Run, calls: list[ToolCallRequest], iteration: int
+    ) -> Iterator[StreamChunk]:
+        """Answer the calls of the turn at the round cap "not executed", and show them so."""
         note = (
             f"Not executed: the limit of {self.max_iterations} tool rounds was reached. "
             "Answer now with what you have."
         )
         for call in calls:
             self.messages.append(_tool_message(call, ToolResult.error(note)))
+            shown = {"id": call.id, "name": call.name}
+            yield run.chunk(Phase.TOOL_CALL, {**shown, "arguments": call.arguments}, iteration)
+            result = {**shown, "result": note, "is_error": True, "images": [], "images_unsent": []}
+            yield run.chunk(Phase.TOOL_RESULT, result, iteration)
 
     def _prepare(
         self,

@@ -38,6 +38,8 @@ _APPROVAL_SOURCES = ("user", "policy", "timeout", "always")
 #: What a call stopped by the user (the stop button, an interrupt) says, whatever it was doing.
 STOPPED = "stopped by you"
 #: What a record still running says about itself, for a copy saved before the run ended.
+#: The footer's words for a run that stopped at its limit of tool rounds.
+AT_LIMIT = "stopped at the limit of tool rounds (max_iterations): its last calls did not run"
 UNFINISHED = "if this notebook was reopened, the run did not finish: the kernel stopped"
 #: What a card with images says when the run's model reads text only.
 UNSEEN = "The model did not see the images: it reads text only."
@@ -98,6 +100,8 @@ class RunRecord:
         self.answer = ""
         #: The turns a response cache answered: ``[{"iteration", "answered"}]``.
         self.replayed: list[dict[str, Any]] = []
+        #: Whether the run stopped at its limit of tool rounds.
+        self.at_limit = False
         self._turns = 0
         self._clock = clock
         self._started = clock()
@@ -175,6 +179,7 @@ class RunRecord:
                 _set_output(self.events, self.answer, content["output"])
             self._turns = chunk.iteration
             stop = content.get("stop_reason")
+            self.at_limit = stop == "max_iterations"
             self.finish("interrupted" if stop == "interrupted" else "done")
 
     def _images_note(self, images: list[dict[str, Any]], unsent: Any) -> str:
@@ -293,6 +298,7 @@ class RunRecord:
             "events": self.events,
             "inbox": self.inbox,
             **({"replayed": self._replayed_json()} if self.replayed else {}),
+            **({"limit": AT_LIMIT} if self.at_limit else {}),
             "run": self.run,
         }
 
@@ -342,6 +348,8 @@ class RunRecord:
             parts.append(self.status)
         if self.replayed:
             parts.append(replayed_note(self.replayed, self._turns))
+        if self.at_limit:
+            parts.append(AT_LIMIT)
         return " · ".join(parts)
 
     def bundle(self) -> dict[str, Any]:

@@ -81,6 +81,8 @@ export interface RunRecord {
   events: RunEvent[];
   /** Which turns a response cache answered, as the footer says it (absent: none). */
   replayed?: string;
+  /** Set when the run stopped at its limit of tool rounds: the kernel's words for it. */
+  limit?: string;
   /** While the run takes messages: the key the inbox field claims it by (else null). */
   inbox: string | null;
   /** Names the run, so the renderer can ask the kernel whether it still goes on. */
@@ -252,6 +254,7 @@ export function parseRecord(data: unknown): RunRecord {
     events: parseEvents(data.events, 0),
     inbox: typeof data.inbox === 'string' && data.inbox ? data.inbox : null,
     ...(replayed ? { replayed } : {}),
+    ...(typeof data.limit === 'string' && data.limit ? { limit: data.limit } : {}),
     run: str(data.run)
   };
 }
@@ -380,8 +383,8 @@ export function formatCount(n: number): string {
     .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** Footer line: model, token usage, wall time and what a response cache replayed; parts
- * that are unknown are left out. */
+/** Footer line: model, token usage, wall time, what a response cache replayed and a stop at
+ * the limit of tool rounds; parts that are unknown are left out. */
 export function footerText(record: RunRecord): string {
   const parts: string[] = [];
   if (record.model) {
@@ -396,6 +399,9 @@ export function footerText(record: RunRecord): string {
   }
   if (record.replayed) {
     parts.push(record.replayed);
+  }
+  if (record.limit) {
+    parts.push(record.limit);
   }
   return parts.join(' · ');
 }

@@ -279,6 +279,14 @@ describe('toView', () => {
     expect(footerText(record)).toBe('scripted:demo · replayed (answered 2026-05-01 09:30 UTC)');
   });
 
+  it("says in the footer, in the kernel's words, that the run stopped at its round limit", () => {
+    const limit =
+      'stopped at the limit of tool rounds (max_iterations): its last calls did not run';
+    const record = parseRecord({ version: 1, model: 'scripted:demo', status: 'done', limit });
+    expect(footerText(record)).toBe(`scripted:demo · ${limit}`);
+    expect(footerText(parseRecord({ version: 1, model: 'm', status: 'done', limit: 7 }))).toBe('m');
+  });
+
   it('leaves unknown parts out of the footer rather than printing zeros', () => {
     expect(view(run([])).footer).toBe('scripted:demo');
   });
