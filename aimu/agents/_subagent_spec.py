@@ -12,7 +12,14 @@ from typing import Any
 from aimu._checks import positive_number, whole_number
 from aimu.agents.compaction import Compaction
 from aimu.agents.inbox import Inbox
-from aimu.agents.loop import check_generate_kwargs, check_thinking
+from aimu.agents.loop import (
+    check_compaction,
+    check_generate_kwargs,
+    check_inbox,
+    check_policy,
+    check_thinking,
+    index_tools,
+)
 from aimu.models.base import ModelClient
 from aimu.models.registry import providers
 from aimu.tools.approval import Policy, approve_all
@@ -67,10 +74,10 @@ class Factory:
     inbox: Inbox | None
 
     def __post_init__(self) -> None:
-        _check_policy(self.tool_approval, "tool_approval")
+        check_policy(self.tool_approval, "tool_approval")
         _check_model(self.model, {}, "model")
-        _check_compaction(self.compaction, "compaction")
-        _check_inbox(self.inbox, "inbox")
+        check_compaction(self.compaction, "compaction")
+        check_inbox(self.inbox, "inbox")
 
 
 def check_timeout(timeout: Any) -> float:
@@ -90,7 +97,7 @@ def profiles(
     agent_types: Mapping[str, Mapping[str, Any]] | None,
 ) -> dict[str, Profile]:
     """The generic sub-agent (``agent_types=None``), or each typed specialist by name."""
-    allowlist = _tool_index(tools or (), "tools")
+    allowlist = index_tools(tools or (), "tools")
     if agent_types is None:
         if not isinstance(system_message, str):
             raise TypeError("system_message must be a string")
@@ -130,14 +137,14 @@ def _typed_profile(name: Any, spec: Any, factory: Factory) -> Profile:
     whole_number(iterations, f"{label}['max_iterations']")
     if "tool_approval" in spec:
         policy = spec["tool_approval"]
-        _check_policy(policy, f"{label}['tool_approval']")
+        check_policy(policy, f"{label}['tool_approval']")
         policy = approve_all if policy is None else policy
     else:
         policy = factory.tool_approval
     compaction = spec.get("compaction", factory.compaction)  # membership: None turns it off
-    _check_compaction(compaction, f"{label}['compaction']")
+    check_compaction(compaction, f"{label}['compaction']")
     inbox = spec.get("inbox", factory.inbox)
-    _check_inbox(inbox, f"{label}['inbox']")
+    check_inbox(inbox, f"{label}['inbox']")
     try:
         thinking = check_thinking(spec.get("thinking"))
         generate_kwargs = spec.get("generate_kwargs")
@@ -146,7 +153,7 @@ def _typed_profile(name: Any, spec: Any, factory: Factory) -> Profile:
         groups = tuple(check_groups(spec.get("tool_groups"), f"{label}['tool_groups']"))
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{label}: {exc}") from None
-    tools = _tool_index(spec.get("tools") or (), f"{label}['tools']")
+    tools = index_tools(spec.get("tools") or (), f"{label}['tools']")
     return Profile(
         name,
         system_message,
@@ -180,18 +187,6 @@ def _spec_label(name: Any, spec: Any) -> str:
     return label
 
 
-def _tool_index(tools: Iterable[Callable], label: str) -> dict[str, Callable]:
-    if callable(tools) or isinstance(tools, str | bytes):
-        raise TypeError(f"{label} must be a list of tools")
-    index: dict[str, Callable] = {}
-    for fn in tools:
-        spec = getattr(fn, "__tool_spec__", None)
-        if spec is None:
-            raise TypeError(f"{label}: {fn!r} is not a tool; decorate it with @aimu.tool")
-        index[spec["function"]["name"]] = fn
-    return index
-
-
 def _check_model(model: Any, options: Mapping[str, Any], label: str) -> None:
     if isinstance(model, ModelClient):
         if type(model).clone is ModelClient.clone:
@@ -207,18 +202,3 @@ def _check_model(model: Any, options: Mapping[str, Any], label: str) -> None:
         raise ValueError(
             f"{label}: unknown model provider {provider!r}; use one of: {', '.join(providers())}"
         )
-
-
-def _check_compaction(compaction: Any, label: str) -> None:
-    if compaction is not None and not callable(compaction):
-        raise TypeError(f"{label} must be a callable messages -> messages, or None")
-
-
-def _check_inbox(inbox: Any, label: str) -> None:
-    if inbox is not None and not callable(getattr(inbox, "reader", None)):
-        raise TypeError(f"{label} must be an aimu.agents.Inbox, or None")
-
-
-def _check_policy(policy: Any, label: str) -> None:
-    if policy is not None and not callable(policy):
-        raise TypeError(f"{label} must be a callable policy(tool_name, arguments) or None")

@@ -152,12 +152,12 @@ class AgentCore:
         cache: Any = None,
     ):
         whole_number(max_iterations, "max_iterations")
-        _check_policy(tool_approval)
+        check_policy(tool_approval)
         self.client = client if isinstance(client, ModelClient) else build_client(client)
         if cache is not None:
             self.client = cached(self.client, cache)
         self.system_message = system_message
-        self.tools = _index_tools(tools)
+        self.tools = index_tools(tools)
         self.tool_approval: Policy = tool_approval or approve_all
         self.max_iterations = max_iterations
         self.concurrent_tool_calls = concurrent_tool_calls
@@ -165,8 +165,8 @@ class AgentCore:
         self.name = name
         self.thinking = check_thinking(thinking)
         self.generate_kwargs = check_generate_kwargs(generate_kwargs)
-        self.compaction = _check_compaction(compaction)
-        self.inbox = _check_inbox(inbox)
+        self.compaction = check_compaction(compaction)
+        self.inbox = check_inbox(inbox)
         self.events = events
         ev.sink_function(events)  # refuse a sink that cannot be called, now
         groups = check_groups(tool_groups)
@@ -368,7 +368,7 @@ class AgentCore:
         inbox: Inbox | None = None,
     ) -> _Run:
         """Check a run's overrides and resolve what the run uses; raise before it starts."""
-        _check_policy(tool_approval)
+        check_policy(tool_approval)
         output = OutputSchema.of(schema) if schema is not None else None
         chosen = check_thinking(thinking) if thinking is not None else self.thinking
         merged = {**self.generate_kwargs, **check_generate_kwargs(generate_kwargs)}
@@ -376,14 +376,14 @@ class AgentCore:
         options = None
         if chosen is not None or merged or response_format is not None:
             options = GenerationOptions(chosen, merged, response_format)
-        source = _check_inbox(inbox) if inbox is not None else self.inbox
+        source = check_inbox(inbox) if inbox is not None else self.inbox
         ids = (self.name, uuid.uuid4().hex, self.parent_run_id)
         deliver = ev.sink_function(events if events is not None else self.events)
         return _Run(
             policy=tool_approval or self.tool_approval,
             deps=deps if deps is not None else self.deps,
             options=options,
-            compaction=_check_compaction(compaction) or self.compaction,
+            compaction=check_compaction(compaction) or self.compaction,
             read_inbox=source.reader(self.name) if source is not None else None,
             report=ev.RunReport(deliver, ids, self.client) if deliver is not None else None,
             schema=output,
@@ -566,21 +566,46 @@ def check_generate_kwargs(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def _check_policy(policy: Any) -> None:
+def check_policy(policy: Any, name: str = "tool_approval") -> None:
+    """``TypeError`` naming ``name`` unless ``policy`` is None or callable."""
     if policy is not None and not callable(policy):
-        raise TypeError("tool_approval must be a callable policy(tool_name, arguments)")
+        raise TypeError(f"{name} must be a callable policy(tool_name, arguments), or None")
 
 
-def _check_compaction(compaction: Any) -> Compaction | None:
+def check_compaction(compaction: Any, name: str = "compaction") -> Compaction | None:
+    """``compaction`` as given; ``TypeError`` naming ``name`` unless None or callable."""
     if compaction is not None and not callable(compaction):
-        raise TypeError("compaction must be a callable messages -> messages, e.g. keep_last(20)")
+        raise TypeError(
+            f"{name} must be a callable messages -> messages (e.g. keep_last(20)), or None"
+        )
     return compaction
 
 
-def _check_inbox(inbox: Any) -> Inbox | None:
+def check_inbox(inbox: Any, name: str = "inbox") -> Inbox | None:
+    """``inbox`` as given; ``TypeError`` naming ``name`` unless None or an Inbox."""
     if inbox is not None and not callable(getattr(inbox, "reader", None)):
-        raise TypeError("inbox must be an aimu.agents.Inbox (an object with reader())")
+        raise TypeError(f"{name} must be an aimu.agents.Inbox (an object with reader()), or None")
     return inbox
+
+
+def index_tools(tools: Iterable[Callable], name: str = "tools") -> dict[str, Callable]:
+    """The tools by the name in their spec; ``TypeError`` naming ``name`` for anything but a
+    list of tools, ``ValueError`` for two different tools of one name."""
+    if callable(tools) or isinstance(tools, str | bytes):
+        raise TypeError(f"{name} must be a list of tools, e.g. tools=[my_tool]")
+    index: dict[str, Callable] = {}
+    for fn in tools:
+        spec = getattr(fn, "__tool_spec__", None)
+        if spec is None:
+            label = getattr(fn, "__name__", repr(fn))
+            raise TypeError(f"{name}: {label} is not a tool; decorate it with @aimu.tool")
+        tool_name = spec["function"]["name"]
+        if tool_name in index and index[tool_name] is not fn:
+            raise ValueError(
+                f"{name}: two different tools are named {tool_name!r}; tool names must be unique"
+            )
+        index[tool_name] = fn
+    return index
 
 
 class _ResultOrder:
@@ -653,19 +678,3 @@ def _tool_message(call: ToolCallRequest, result: ToolResult) -> dict[str, Any]:
     if result.images:
         message["images"] = [image.to_json() for image in result.images]
     return message
-
-
-def _index_tools(tools: Iterable[Callable]) -> dict[str, Callable]:
-    if callable(tools) or isinstance(tools, str | bytes):
-        raise TypeError("tools must be a list of tools, e.g. tools=[my_tool]")
-    index: dict[str, Callable] = {}
-    for fn in tools:
-        spec = getattr(fn, "__tool_spec__", None)
-        if spec is None:
-            label = getattr(fn, "__name__", repr(fn))
-            raise TypeError(f"{label} is not a tool; decorate it with @aimu.tool")
-        name = spec["function"]["name"]
-        if name in index and index[name] is not fn:
-            raise ValueError(f"two different tools are named {name!r}; tool names must be unique")
-        index[name] = fn
-    return index

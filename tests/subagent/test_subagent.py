@@ -519,3 +519,28 @@ def test_children_get_the_factory_deps_or_else_the_parents():
           tools=[own], deps="parent-deps").run("go")  # fmt: skip
 
     assert seen == [("agent/subagent@call_s1", "parent-deps"), ("agent/subagent@c9", "own-deps")]
+
+
+def test_a_specialists_spec_is_checked_by_the_agents_own_rules_naming_its_key():
+    child = ScriptedClient(["ok"])
+    bad = {"compaction": 3, "inbox": "x", "tool_approval": "yes"}
+    for key, value in bad.items():
+        with pytest.raises(TypeError) as spec_error:
+            make_subagent_tool(child, agent_types={"w": {"system_message": "x", key: value}})
+        with pytest.raises(TypeError) as agent_error:
+            Agent(child, **{key: value})
+        said = str(agent_error.value)
+        assert str(spec_error.value) == said.replace(key, f"agent_types['w']['{key}']", 1)
+
+    @tool
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    @tool(name="look")
+    def other() -> str:
+        """Another look."""
+        return "other"
+
+    with pytest.raises(ValueError, match=r"^tools: two different tools are named 'look'"):
+        make_subagent_tool(child, tools=[look, other])
