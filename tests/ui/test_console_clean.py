@@ -12,6 +12,7 @@ message still queued).
 from __future__ import annotations
 
 from lab_harness import cell, open_notebook, run_all, save, write_notebook
+from test_agent_cell import wait_for_output
 
 SETUP = """\
 %load_ext aimu
@@ -35,17 +36,6 @@ CELLS = [
     "%%agent --model second --tools python --new\nAgain",
     "print('after')",
 ]
-
-
-def wait_for_output(page, index: int, text: str) -> None:
-    page.wait_for_function(
-        """([index, text]) => {
-          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
-          const out = cell && cell.querySelector('.jp-OutputArea');
-          return !!out && out.textContent.includes(text);
-        }""",
-        arg=[index, text],
-    )
 
 
 def stderr_boxes(page) -> list[str]:
