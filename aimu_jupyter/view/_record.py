@@ -652,6 +652,7 @@ def fence(text: str, language: str = "") -> str:
     text = visible(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
+    language = language if re.fullmatch(r"[\w.+#-]*", language) else ""  # one word, or none
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 

@@ -378,3 +378,12 @@ def test_a_calls_label_is_plain_text_escaped_once_where_markdown_shows_it():
         record.apply(StreamChunk(phase, content, agent=record.agent))
     assert record.to_json()["events"][0]["approval"]["chosen_at"] == label
     assert "chosen at python(code='a = 1\\\\nprint(a) # \\[x\\]')" in record.markdown()
+
+
+def test_a_fence_keeps_its_code_inside_whatever_the_text_or_language():
+    from aimu_jupyter.view._record import fence
+
+    block = fence("a\n````\n<script>x</script>", "py\n# Heading <img src=x>")
+    lines = block.split("\n")
+    assert lines[0] == "`````" and lines[-1] == "`````"
+    assert fence("x", "c++") == "```c++\nx\n```"
